@@ -1,0 +1,236 @@
+"""The sandbox's two ASGI apps: the API on `base_url` and the token exchange on `auth_url`.
+
+`create_app(world, options)` takes any object that implements `sandbox.world.api.World`. Each of the
+API operations is an `Operation`, a raw ASGI endpoint that runs the same gate for every call:
+fault draw, bearer token, scope, rate limit, parameters, world, orjson. Both apps share one
+`SandboxState` and run in one event loop, so no locks are needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from sandbox.auth import AuthStore, Identity
+from sandbox.errors import ERROR_CODES, ApiError, JSONResponse, error_response
+from sandbox.faults import CYCLE_KEY, NO_FAULT, Fault, FaultInjector, FaultSpec, close_connection
+from sandbox.params import Query, parse_json_body
+from sandbox.ratelimit import Decision, RateLimiter
+from sandbox.world.api import World, WorldError
+
+log = logging.getLogger("sandbox")
+
+
+@dataclass(frozen=True)
+class SandboxOptions:
+    seed: int = 1
+    scale: int = 1000
+    time_scale: float = 1.0
+    rate_limits: bool = True
+    faults: str | None = None
+
+
+class Stats:
+    """Answers per operation and status; `total` counts every API request, dropped ones too."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.total = 0
+        self.operations: dict[str, dict[str, int]] = {}
+        self.faults: dict[str, int] = {}
+
+    def record(self, operation: str, status: int | str) -> None:
+        self.total += 1
+        per_status = self.operations.setdefault(operation, {})
+        per_status[str(status)] = per_status.get(str(status), 0) + 1
+
+    def record_fault(self, kind: str) -> None:
+        self.faults[kind] = self.faults.get(kind, 0) + 1
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"total": self.total, "operations": self.operations, "faults": self.faults}
+
+
+@dataclass
+class SandboxState:
+    world: World
+    options: SandboxOptions
+    auth: AuthStore
+    limiter: RateLimiter
+    faults: FaultInjector
+    stats: Stats = field(default_factory=Stats)
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a handler sees of a request: path parameters, the query and the JSON body (if any)."""
+
+    path: Mapping[str, str]
+    query: Query
+    body: dict[str, Any] | None
+
+
+Handler = Callable[[World, Call], Any]
+
+
+@dataclass(frozen=True)
+class OperationDef:
+    name: str
+    method: str
+    path: str
+    scopes: tuple[str, ...]
+    handler: Handler
+    status: int = 200
+    has_body: bool = False
+
+
+class Operation:
+    """The ASGI endpoint of one API operation."""
+
+    def __init__(self, state: SandboxState, definition: OperationDef):
+        self.state = state
+        self.d = definition
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state, name = self.state, self.d.name
+        fault = state.faults.next()
+        if fault is not NO_FAULT:
+            for kind in ("error", "drop", "truncate"):
+                if fault.kind == kind:
+                    state.stats.record_fault(kind)
+            if fault.delay:
+                state.stats.record_fault("slow")
+                await asyncio.sleep(fault.delay)
+        if fault.kind == "drop" and await close_connection(scope):
+            state.stats.record(name, "dropped")
+            return
+        response = await self._answer(Request(scope, receive), fault)
+        if fault.kind == "truncate" and await _send_truncated(response, scope, send):
+            state.stats.record(name, response.status_code)
+            return
+        await response(scope, receive, send)
+        state.stats.record(name, response.status_code)
+
+    async def _answer(self, request: Request, fault: Fault) -> Response:
+        if fault.kind == "error":
+            return error_response(ApiError(fault.status, f"injected fault: {ERROR_CODES[fault.status]}"))
+        decision: Decision | None = None
+        try:
+            token = self.state.auth.authenticate(request.headers.get("authorization"))
+            if fault.revoke:
+                token.revoked = True
+                self.state.stats.record_fault("revoke")
+                raise ApiError(401, "access token revoked")
+            self.state.auth.require(token, self.d.scopes)
+            if self.state.limiter.enabled:
+                decision = self.state.limiter.check(token.access_token, self.d.name)
+                if not decision.allowed:
+                    raise ApiError(429, f"rate limit exceeded for {self.d.name}; retry later")
+            body = parse_json_body(await request.body()) if self.d.has_body else None
+            call = Call(request.path_params, Query(request.query_params), body)
+            payload = self.d.handler(self.state.world, call)
+            response: Response = JSONResponse(payload, status_code=self.d.status)
+        except ApiError as exc:
+            response = error_response(exc)
+        except WorldError as exc:
+            response = error_response(from_world_error(exc))
+        except Exception:  # a bug in the world or here: still the error body, and a log line
+            log.exception("operation %s failed", self.d.name)
+            response = error_response(ApiError(500, "internal server error"))
+        if decision is not None:
+            response.headers.update(decision.headers())
+        return response
+
+
+def from_world_error(exc: WorldError) -> ApiError:
+    # The world's code may be its own; the contract's code follows from the status.
+    code = exc.code if exc.code in ERROR_CODES.values() else None
+    return ApiError(exc.status, exc.message, code=code, details=exc.details)
+
+
+async def _send_truncated(response: Response, scope: Scope, send: Send) -> bool:
+    """Headers promising the whole body, half of it, then a closed connection."""
+    if CYCLE_KEY not in scope:
+        return False
+    body = bytes(response.body)
+    headers = [(k, v) for k, v in response.raw_headers if k != b"content-length"]
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
+    return await close_connection(scope)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message = "no such path" if exc.status_code == 404 else exc.detail
+    if exc.status_code == 405:
+        message = f"method {request.method} not allowed on {request.url.path}"
+    return error_response(ApiError(exc.status_code, message, headers=dict(exc.headers or {})))
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    return error_response(ApiError(500, "internal server error"))
+
+
+class KeepCycle:
+    """Outermost ASGI layer: remembers uvicorn's request cycle so a fault can close the socket."""
+
+    def __init__(self, app: Starlette):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        cycle = getattr(send, "__self__", None)
+        if scope["type"] == "http" and hasattr(cycle, "transport"):
+            scope[CYCLE_KEY] = cycle
+        await self.app(scope, receive, send)
+
+
+def _starlette(routes: list[Route]) -> Starlette:
+    return Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _http_error, ApiError: _api_error, Exception: _server_error},
+    )
+
+
+@dataclass
+class SandboxApps:
+    api: KeepCycle
+    auth: KeepCycle
+    state: SandboxState
+
+
+def create_app(world: World, options: SandboxOptions | None = None) -> SandboxApps:
+    """Both ASGI apps over one world; `options.faults` is a fault spec string (ValueError if bad)."""
+    from sandbox import routes_events, routes_learning, routes_sandbox, routes_store
+
+    options = options or SandboxOptions()
+    state = SandboxState(
+        world=world,
+        options=options,
+        auth=AuthStore(Identity.from_seed(options.seed), clock=lambda: world.clock),
+        limiter=RateLimiter(time_scale=options.time_scale, enabled=options.rate_limits),
+        faults=FaultInjector(FaultSpec.parse(options.faults)),
+    )
+    definitions = routes_store.OPERATIONS + routes_events.OPERATIONS + routes_learning.OPERATIONS
+    api_routes = [Route(d.path, Operation(state, d), methods=[d.method]) for d in definitions]
+    api_routes += routes_sandbox.api_routes(state)
+    api = _starlette(api_routes)
+    auth = _starlette(routes_sandbox.auth_routes(state))
+    return SandboxApps(api=KeepCycle(api), auth=KeepCycle(auth), state=state)

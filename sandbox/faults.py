@@ -1,0 +1,152 @@
+"""Seeded, reproducible faults on API operations (contracts part 2).
+
+Spec: comma-separated `key=value` from `error`, `slow`, `drop`, `truncate` (shares in [0, 1]),
+`slow_seconds`, `revoke_after` (N: the token used for the Nth API request is revoked and that request
+already answers 401) and `seed`. Every API request draws the same three random numbers whatever
+happens to it, so the same spec and the same request sequence give the same faults.
+
+Dropping a connection needs the socket: an exception raised before the response starts would make
+uvicorn answer a 500, not close the connection. The outer ASGI wrapper therefore keeps uvicorn's
+request cycle (the owner of `send`) in the scope, and `close_connection` closes its transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import MutableMapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+SHARE_KEYS = ("error", "slow", "drop", "truncate")
+ERROR_STATUSES = (500, 502, 503)
+CYCLE_KEY = "sandbox.cycle"
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    error: float = 0.0
+    slow: float = 0.0
+    drop: float = 0.0
+    truncate: float = 0.0
+    slow_seconds: float = 2.0
+    revoke_after: int | None = None
+    seed: int = 0
+
+    @classmethod
+    def parse(cls, text: str | None) -> FaultSpec:
+        """Parse `error=0.05,slow=0.02,...`; empty, `off` or `none` mean no faults. ValueError if bad."""
+        values: dict[str, Any] = {}
+        if text is None or text.strip().lower() in ("", "off", "none"):
+            return cls()
+        for item in text.split(","):
+            key, sep, raw = item.strip().partition("=")
+            key = key.strip()
+            if not sep:
+                raise ValueError(f"fault {item.strip()!r} is not key=value")
+            values[key] = _parse_value(key, raw.strip())
+        spec = cls(**values)
+        if spec.error + spec.drop + spec.truncate > 1.0:
+            raise ValueError("error + drop + truncate must not exceed 1")
+        return spec
+
+    def format(self) -> str:
+        """The spec back as text, only the keys that differ from no faults."""
+        default = FaultSpec()
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != getattr(default, f.name):
+                parts.append(f"{f.name}={value:g}" if isinstance(value, float) else f"{f.name}={value}")
+        return ",".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _parse_value(key: str, raw: str) -> float | int:
+    try:
+        if key in SHARE_KEYS:
+            share = float(raw)
+            if not 0.0 <= share <= 1.0:
+                raise ValueError
+            return share
+        if key == "slow_seconds":
+            seconds = float(raw)
+            if not 0.0 <= seconds <= 600.0:
+                raise ValueError
+            return seconds
+        if key in ("revoke_after", "seed"):
+            number = int(raw)
+            if number < (1 if key == "revoke_after" else 0):
+                raise ValueError
+            return number
+    except ValueError:
+        raise ValueError(f"fault {key}={raw!r} has an invalid value") from None
+    raise ValueError(f"unknown fault {key!r}; known: {', '.join(f.name for f in fields(FaultSpec))}")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What happens to one API request."""
+
+    kind: str | None = None  # "error", "drop", "truncate" or None
+    status: int = 0  # for "error"
+    delay: float = 0.0  # seconds to wait before answering (the "slow" fault)
+    revoke: bool = False  # revoke the request's token and answer 401
+
+
+NO_FAULT = Fault()
+
+
+class FaultInjector:
+    """Draws the fault of each API request from the spec's seeded generator."""
+
+    def __init__(self, spec: FaultSpec | None = None):
+        self.set(spec or FaultSpec())
+
+    def set(self, spec: FaultSpec) -> None:
+        """Install a spec; the generator and the request count restart, so runs are reproducible."""
+        self.spec = spec
+        self._rng = random.Random(spec.seed)
+        self.requests = 0
+
+    @property
+    def active(self) -> bool:
+        s = self.spec
+        return bool(s.error or s.slow or s.drop or s.truncate or s.revoke_after)
+
+    def next(self) -> Fault:
+        self.requests += 1
+        if not self.active:
+            return NO_FAULT
+        s = self.spec
+        kind_draw, slow_draw, status_draw = self._rng.random(), self._rng.random(), self._rng.random()
+        kind: str | None = None
+        if kind_draw < s.error:
+            kind = "error"
+        elif kind_draw < s.error + s.drop:
+            kind = "drop"
+        elif kind_draw < s.error + s.drop + s.truncate:
+            kind = "truncate"
+        return Fault(
+            kind=kind,
+            status=ERROR_STATUSES[min(int(status_draw * len(ERROR_STATUSES)), len(ERROR_STATUSES) - 1)],
+            delay=s.slow_seconds if slow_draw < s.slow else 0.0,
+            revoke=s.revoke_after is not None and self.requests == s.revoke_after,
+        )
+
+
+async def close_connection(scope: MutableMapping[str, Any]) -> bool:
+    """Close the client's connection with nothing more sent; False if the server gives no access."""
+    cycle = scope.get(CYCLE_KEY)
+    transport = getattr(cycle, "transport", None)
+    if transport is None:
+        return False
+    transport.close()
+    # uvicorn learns of the close on a later loop turn; once it has, it sends nothing (no 500).
+    for _ in range(100):
+        if getattr(cycle, "disconnected", True):
+            break
+        await asyncio.sleep(0)
+    return True

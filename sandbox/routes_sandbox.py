@@ -1,0 +1,119 @@
+"""Sandbox-only routes (contracts part 2) and the token exchange (spec 4.1).
+
+None of these is rate limited or faulted; the token exchange is counted in the stats as
+`token_exchange` like an API operation.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from sandbox.errors import ApiError, JSONResponse, error_response, validation_error
+from sandbox.faults import FaultSpec
+from sandbox.params import BodyCheck, parse_json_body
+
+if TYPE_CHECKING:
+    from sandbox.app import SandboxState
+
+MAX_ADVANCE_SECONDS = 10 * 366 * 86400  # ten years per call keeps the clock far from datetime's limits
+
+
+def iso(moment: datetime) -> str:
+    """ISO 8601 UTC with milliseconds and `Z`, the contract's timestamp form."""
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    return parse_json_body(await request.body())
+
+
+def api_routes(state: SandboxState) -> list[Route]:
+    """`/sandbox/*` on the API address: advance, catalog, faults, stats."""
+
+    async def advance(request: Request) -> Response:
+        check = BodyCheck()
+        seconds = check.field(await _json_body(request), "seconds", "number", required=True)
+        if seconds is not None and not 0 <= seconds <= MAX_ADVANCE_SECONDS:
+            check.fail("seconds", f"must be between 0 and {MAX_ADVANCE_SECONDS}")
+        check.done()
+        state.world.advance(float(seconds))
+        return JSONResponse({"clock": iso(state.world.clock)})
+
+    async def catalog(request: Request) -> Response:
+        body = dict(state.world.catalog())
+        body.setdefault("clock", iso(state.world.clock))
+        return JSONResponse(body)
+
+    def faults_body() -> dict[str, Any]:
+        spec = state.faults.spec
+        return {"spec": spec.format(), "faults": spec.as_dict(), "requests": state.faults.requests}
+
+    async def get_faults(request: Request) -> Response:
+        return JSONResponse(faults_body())
+
+    async def set_faults(request: Request) -> Response:
+        check = BodyCheck()
+        text = check.field(await _json_body(request), "spec", "string")
+        check.done()
+        try:
+            state.faults.set(FaultSpec.parse(text))
+        except ValueError as exc:
+            raise validation_error([{"field": "spec", "message": str(exc)}]) from None
+        return JSONResponse(faults_body())
+
+    async def stats(request: Request) -> Response:
+        return JSONResponse(state.stats.snapshot())
+
+    async def reset_stats(request: Request) -> Response:
+        state.stats.reset()
+        return JSONResponse(state.stats.snapshot())
+
+    return [
+        Route("/sandbox/advance", advance, methods=["POST"]),
+        Route("/sandbox/catalog", catalog, methods=["GET"]),
+        Route("/sandbox/faults", get_faults, methods=["GET"]),
+        Route("/sandbox/faults", set_faults, methods=["POST"]),
+        Route("/sandbox/stats", stats, methods=["GET"]),
+        Route("/sandbox/stats/reset", reset_stats, methods=["POST"]),
+    ]
+
+
+def auth_routes(state: SandboxState) -> list[Route]:
+    """The auth address: the token exchange and the sandbox's stand-in for the user's consent."""
+
+    async def authorize(request: Request) -> Response:
+        body = await _json_body(request)
+        check = BodyCheck()
+        client_id = check.field(body, "client_id", "string")
+        scopes = check.field(body, "scopes", "array")
+        if scopes is not None and not all(isinstance(s, str) for s in scopes):
+            check.fail("scopes", "must be an array of strings")
+        check.done()
+        code = state.auth.mint_code(client_id or "sandbox-demo", scopes)
+        return JSONResponse({"code": code})
+
+    async def token(request: Request) -> Response:
+        try:
+            raw = await request.body()
+            # The spec says JSON; OAuth clients often send a form, which costs nothing to accept.
+            if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+                body: dict[str, Any] = dict(parse_qsl(raw.decode("utf-8", "replace")))
+            else:
+                body = parse_json_body(raw)
+            response: Response = JSONResponse(state.auth.exchange(body))
+        except ApiError as exc:
+            response = error_response(exc)
+        state.stats.record("token_exchange", response.status_code)
+        return response
+
+    return [
+        Route("/sandbox/authorize", authorize, methods=["POST"]),
+        Route("/oauth/token", token, methods=["POST"]),
+    ]
