@@ -1,0 +1,47 @@
+# platform-sync: `make demo` runs the whole job on the local sandbox, `make test` runs every check.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install demo sync models test lint typecheck sqllint unit bench cassettes clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install  ## sandbox API -> DuckDB (platform_sync.duckdb) -> dbt models, with a summary
+	$(BIN)/platform-sync demo
+
+sync: install  ## the real API, with .dlt/config.toml and .dlt/secrets.toml
+	$(BIN)/platform-sync sync
+
+models: install
+	$(BIN)/platform-sync models
+
+lint: install
+	$(BIN)/ruff check .
+
+typecheck: install
+	$(BIN)/mypy
+
+sqllint: install
+	cd dbt_models && ../$(BIN)/sqlfluff lint models tests analyses macros --processes 2
+
+unit: install
+	$(BIN)/pytest -n 2 --dist loadgroup -q
+
+test: lint typecheck sqllint unit  ## lint, type checks, SQL lint and the whole test suite
+
+bench: install
+	$(BIN)/python -m bench
+
+cassettes: install  ## re-record the vcrpy cassettes (BASE_URL=... to record against another API)
+	$(BIN)/python -m tests.source.record_cassettes $(if $(BASE_URL),--base-url $(BASE_URL),)
+
+clean:
+	rm -rf $(VENV) platform_sync.duckdb dbt_models/target dbt_models/logs

@@ -1,0 +1,135 @@
+"""`platform-sync`: sync the platform's data, exchange a token, run the models, start the sandbox.
+
+Exit status: 0 all done; 1 failed; 2 bad usage or configuration (nothing was requested);
+3 partial: some resources were skipped (a missing scope) or failed, the others were loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from dlt.common.configuration.exceptions import ConfigFieldMissingException
+from dlt.pipeline.exceptions import PipelineStepFailed
+
+from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, make_pipeline, sync
+from pipelines.summary import print_summary
+from sources.platform.errors import ConfigurationError, PlatformError
+from sources.platform.streams import STREAMS
+
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_PARTIAL = 0, 1, 2, 3
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "sandbox":
+        from sandbox.cli import main as sandbox_main
+
+        return sandbox_main(args[1:])
+    parser = _parser()
+    options = parser.parse_args(args)
+    logging.basicConfig(level=logging.DEBUG if options.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(options.run(options))
+    except (ConfigurationError, ConfigFieldMissingException) as exc:
+        print(f"configuration error: {_config_message(exc)}", file=sys.stderr)
+        return EXIT_CONFIG
+    except PipelineStepFailed as exc:
+        print(f"sync failed in the {exc.step} step: {exc.exception}", file=sys.stderr)
+        return EXIT_FAILED
+    except PlatformError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _config_message(exc: Exception) -> str:
+    if isinstance(exc, ConfigFieldMissingException):
+        fields = ", ".join(exc.fields)
+        return (
+            f"missing {fields}. Set them in .dlt/config.toml / .dlt/secrets.toml under [sources.platform] "
+            "or as environment variables such as SOURCES__PLATFORM__ACCESS_TOKEN "
+            "(`platform-sync auth --code CODE` stores a token)."
+        )
+    return str(exc)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="platform-sync", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (tokens are never logged)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    sync_cmd = commands.add_parser("sync", help="load the platform's data into the warehouse")
+    sync_cmd.add_argument("--resources", help=f"comma-separated subset of: {', '.join(STREAMS)}")
+    sync_cmd.add_argument("--start-date", help="lower bound of date-windowed resources on a first run (YYYY-MM-DD)")
+    sync_cmd.add_argument("--full-refresh", action="store_true", help="drop the tables and state, load everything again")
+    sync_cmd.add_argument("--destination", default=DEFAULT_DESTINATION, help="any dlt destination (default duckdb)")
+    sync_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
+    sync_cmd.add_argument("--no-progress", action="store_true", help="no progress lines while running")
+    sync_cmd.set_defaults(run=_run_sync)
+
+    auth_cmd = commands.add_parser("auth", help="exchange an authorization code for an access token and store it")
+    auth_cmd.add_argument("--code", required=True, help="the code from the authorization redirect")
+    auth_cmd.add_argument("--redirect-uri", help="the redirect URI the code was issued for")
+    auth_cmd.add_argument("--secrets-path", default=".dlt/secrets.toml", type=Path, help="where the token is stored")
+    auth_cmd.set_defaults(run=_run_auth)
+
+    models_cmd = commands.add_parser("models", help="run the dbt models (dbt build) on the pipeline's destination")
+    models_cmd.add_argument("--destination", default=DEFAULT_DESTINATION)
+    models_cmd.add_argument("--dataset", default=DATASET_NAME)
+    models_cmd.add_argument("--select", help="dbt node selection")
+    models_cmd.set_defaults(run=_run_models)
+
+    demo_cmd = commands.add_parser("demo", help="start the sandbox, sync it into DuckDB, run the models, stop")
+    demo_cmd.add_argument("--scale", type=int, default=None, help="sales in the sandbox's world")
+    demo_cmd.add_argument("--seed", type=int, default=1)
+    demo_cmd.set_defaults(run=_run_demo)
+
+    list_cmd = commands.add_parser("resources", help="list the resources and how each stays up to date")
+    list_cmd.set_defaults(run=_run_list)
+    commands.add_parser("sandbox", help="run the local API simulator (see `platform-sync sandbox --help`)")
+    return parser
+
+
+def _run_sync(options: argparse.Namespace) -> int:
+    resources = [r.strip() for r in options.resources.split(",") if r.strip()] if options.resources else None
+    source_options = {"start_date": options.start_date} if options.start_date else {}
+    pipeline = make_pipeline(options.destination, options.dataset, progress=not options.no_progress)
+    result = sync(pipeline, resources, options.full_refresh, source_options)
+    print_summary(result)
+    return EXIT_PARTIAL if result.is_partial else EXIT_OK
+
+
+def _run_auth(options: argparse.Namespace) -> int:
+    from pipelines.authorize import exchange_and_store
+
+    grant = exchange_and_store(options.code, options.secrets_path, options.redirect_uri)
+    print(f"token stored in {options.secrets_path} with scopes: {' '.join(sorted(grant.scopes))}")
+    return EXIT_OK
+
+
+def _run_models(options: argparse.Namespace) -> int:
+    from pipelines.models import run_models
+
+    pipeline = make_pipeline(options.destination, options.dataset)
+    result = run_models(pipeline, select=options.select)
+    return EXIT_OK if result.success else EXIT_FAILED
+
+
+def _run_demo(options: argparse.Namespace) -> int:
+    from pipelines.demo import run_demo
+
+    return run_demo(scale=options.scale, seed=options.seed)
+
+
+def _run_list(options: argparse.Namespace) -> int:
+    for stream in STREAMS.values():
+        key = ", ".join(stream.primary_key)
+        print(f"{stream.name:22} {stream.write_disposition:8} key ({key}): {stream.description}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

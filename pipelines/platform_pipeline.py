@@ -1,0 +1,105 @@
+"""The runnable pipeline: the `platform` source into a dlt destination (DuckDB by default)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dlt
+from dlt.common.pipeline import LoadInfo
+
+from sources.platform import RunReport, platform_source
+from sources.platform.errors import ConfigurationError
+from sources.platform.streams import STREAMS
+
+PIPELINE_NAME = "platform_sync"
+DATASET_NAME = "platform_raw"
+DEFAULT_DESTINATION = "duckdb"
+
+
+@dataclass
+class SyncResult:
+    """What one sync did: rows per table, requests per operation, time per step, what went wrong."""
+
+    load_info: LoadInfo | None
+    rows: dict[str, int]
+    requests: dict[str, int]
+    seconds: dict[str, float]
+    report: RunReport
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_partial(self) -> bool:
+        return self.report.is_partial
+
+
+def make_pipeline(
+    destination: str = DEFAULT_DESTINATION,
+    dataset_name: str = DATASET_NAME,
+    pipelines_dir: str | Path | None = None,
+    progress: bool = False,
+) -> dlt.Pipeline:
+    """The pipeline. DuckDB's file comes from `[destination.duckdb] credentials` (`platform_sync.duckdb`)."""
+    return dlt.pipeline(
+        pipeline_name=PIPELINE_NAME,
+        destination=destination,
+        dataset_name=dataset_name,
+        pipelines_dir=str(pipelines_dir) if pipelines_dir else None,
+        progress=dlt.progress.log(log_period=5, logger=None) if progress else "_NULL_COLLECTOR",  # type: ignore[arg-type]
+    )
+
+
+def check_resource_names(names: Sequence[str]) -> list[str]:
+    """Fail before any request on a resource name that does not exist, listing the valid ones."""
+    unknown = [name for name in names if name not in STREAMS]
+    if unknown:
+        raise ConfigurationError(
+            f"unknown resource(s) {', '.join(unknown)}; the resources are: {', '.join(STREAMS)}"
+        )
+    return list(names)
+
+
+def sync(
+    pipeline: dlt.Pipeline,
+    resources: Sequence[str] | None = None,
+    full_refresh: bool = False,
+    source_options: Mapping[str, Any] | None = None,
+) -> SyncResult:
+    """Extract, normalize and load the selected resources (all by default) and say what happened."""
+    selected = check_resource_names(resources) if resources else None
+    report = RunReport()
+    source = platform_source(report=report, **dict(source_options or {}))
+    if selected:
+        source = source.with_resources(*selected)
+    started = time.monotonic()
+    load_info = pipeline.run(source, refresh="drop_sources" if full_refresh else None)
+    total = time.monotonic() - started
+    return SyncResult(
+        load_info=load_info,
+        rows=_loaded_rows(pipeline),
+        requests=dict(report.requests),
+        seconds={**_step_seconds(pipeline), "total": total},
+        report=report,
+    )
+
+
+def _loaded_rows(pipeline: dlt.Pipeline) -> dict[str, int]:
+    trace = pipeline.last_trace
+    info = trace.last_normalize_info if trace else None
+    if info is None:
+        return {}
+    return {table: count for table, count in sorted(info.row_counts.items()) if not table.startswith("_dlt")}
+
+
+def _step_seconds(pipeline: dlt.Pipeline) -> dict[str, float]:
+    trace = pipeline.last_trace
+    if trace is None:
+        return {}
+    steps = {}
+    for step in trace.steps:
+        if step.step in ("extract", "normalize", "load") and step.finished_at and step.started_at:
+            steps[step.step] = (step.finished_at - step.started_at).total_seconds()
+    return steps

@@ -1,0 +1,32 @@
+"""The table printed at the end of a sync: rows per table, requests, time, and what went wrong."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from pipelines.platform_pipeline import SyncResult
+
+
+def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
+    print("", file=out)
+    print(f"{'table':40} {'rows loaded':>12}", file=out)
+    for table, count in result.rows.items():
+        print(f"{table:40} {count:>12,}", file=out)
+    print(f"{'total':40} {sum(result.rows.values()):>12,}", file=out)
+    print("", file=out)
+    print(f"{'operation':40} {'requests':>12}", file=out)
+    for operation, count in sorted(result.requests.items()):
+        print(f"{operation:40} {count:>12,}", file=out)
+    print(f"{'total':40} {sum(result.requests.values()):>12,}", file=out)
+    print("", file=out)
+    steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in result.seconds.items())
+    print(f"time: {steps}", file=out)
+    for resource, reason in result.report.skipped.items():
+        print(f"SKIPPED {resource}: {reason}", file=out)
+    for resource, reason in result.report.failed.items():
+        print(f"FAILED {resource}: {reason}", file=out)
+    for warning in result.report.warnings:
+        print(f"warning: {warning}", file=out)
+    if result.is_partial:
+        print("the run was PARTIAL: the resources above were not fully loaded, all others were.", file=out)

@@ -1,0 +1,152 @@
+"""The `platform` dlt source: every read operation of the platform's API, incremental where it can be.
+
+Declares the source and its resources and reads only config; `client.py` owns HTTP, auth, paging,
+retries and rate limits, `readers.py` how each resource reads, `streams.py` what each one is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import dlt
+import pendulum
+from dlt.extract.resource import DltResource
+
+from sources.platform import readers
+from sources.platform.client import PlatformClient
+from sources.platform.models import columns_for, nested_hints_for
+from sources.platform.readers import Rows, SourceContext
+from sources.platform.report import RunReport
+from sources.platform.sales import SaleIdQueue
+from sources.platform.settings import (
+    DEFAULT_COMMUNITY_DAYS,
+    DEFAULT_FISCAL_LAG_DAYS,
+    DEFAULT_FISCAL_WINDOW_DAYS,
+    DEFAULT_ITEMS_PER_PAGE,
+    DEFAULT_SALES_CONCURRENCY,
+    DEFAULT_SALES_MAX_REQUESTS,
+    DEFAULT_SALES_REFRESH_DAYS,
+    DEFAULT_START_DATE,
+    DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
+    SourceSettings,
+    int_ids,
+    parse_schools,
+    parse_start_date,
+    positive,
+)
+from sources.platform.streams import STREAMS, Stream
+
+__all__ = ["RunReport", "platform_source"]
+
+READERS: dict[str, Callable[[SourceContext], Iterator[Rows]]] = {
+    "products": lambda ctx: readers.read_all(ctx, STREAMS["products"]),
+    "product_campaigns": lambda ctx: readers.read_product_children(ctx, STREAMS["product_campaigns"]),
+    "product_partners": lambda ctx: readers.read_product_children(ctx, STREAMS["product_partners"]),
+    "affiliations": lambda ctx: readers.read_all(ctx, STREAMS["affiliations"]),
+    "transfers": lambda ctx: readers.read_all(ctx, STREAMS["transfers"]),
+    "subscriptions": readers.read_subscriptions,
+    "sales": readers.read_sales,
+    "fiscal_documents": readers.read_fiscal_documents,
+    "events": readers.read_events,
+    "event_attendees": readers.read_attendees,
+    "enrollments": readers.read_enrollments,
+    "deliveries": readers.read_deliveries,
+    "community_top_posts": lambda ctx: readers.read_community_snapshot(ctx, STREAMS["community_top_posts"]),
+    "community_commenters": lambda ctx: readers.read_community_snapshot(ctx, STREAMS["community_commenters"]),
+    "lesson_comments": readers.read_lesson_comments,
+    "webhook_origins": readers.read_webhook_origins,
+}
+
+
+@dlt.source(name="platform", max_table_nesting=4)
+def platform_source(
+    base_url: str = dlt.config.value,
+    access_token: str = dlt.secrets.value,
+    start_date: str = DEFAULT_START_DATE,
+    event_ids: Sequence[str] | None = None,
+    community_ids: Sequence[int] | None = None,
+    sale_ids: Sequence[str] | None = None,
+    course_ids: Sequence[int] | None = None,
+    schools: Sequence[Mapping[str, Any]] | None = None,
+    items_per_page: int = DEFAULT_ITEMS_PER_PAGE,
+    community_days: int = DEFAULT_COMMUNITY_DAYS,
+    fiscal_documents_window_days: int = DEFAULT_FISCAL_WINDOW_DAYS,
+    fiscal_documents_lag_days: int = DEFAULT_FISCAL_LAG_DAYS,
+    subscriptions_window_days: int = DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
+    sales_max_requests: int = DEFAULT_SALES_MAX_REQUESTS,
+    sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS,
+    sales_concurrency: int = DEFAULT_SALES_CONCURRENCY,
+    rate_limits: Mapping[str, float] | None = None,
+    rate_limit_time_scale: float = 1.0,
+    max_retries: int = 6,
+    strict_enums: bool = True,
+    granted_scopes: Sequence[str] | None = None,
+    client: PlatformClient | None = None,
+    report: RunReport | None = None,
+) -> list[DltResource]:
+    """All resources of the platform's API. Ids the API cannot list come from config.
+
+    Args:
+        base_url: The API address, e.g. `https://api.example.com`.
+        access_token: The bearer token (`platform-sync auth` stores one in `.dlt/secrets.toml`).
+        start_date: Lower bound of the date-windowed resources on their first run.
+        event_ids, community_ids, sale_ids, course_ids, schools: Ids the API gives no way to list.
+        granted_scopes: Scopes of the token as granted by the token exchange, if known: resources whose
+            scope is missing are skipped without a request.
+        client: An API client to use instead of one built from config (tests, custom transports).
+        report: Collects skipped and failed resources of this run; the command line reads it.
+    """
+    settings = SourceSettings(
+        start_date=parse_start_date(start_date),
+        items_per_page=positive("items_per_page", items_per_page),
+        event_ids=tuple(str(e) for e in event_ids or ()),
+        community_ids=int_ids("community_ids", community_ids),
+        sale_ids=tuple(str(s) for s in sale_ids or ()),
+        course_ids=int_ids("course_ids", course_ids),
+        schools=parse_schools(schools),
+        community_days=positive("community_days", community_days),
+        fiscal_documents_window_days=positive("fiscal_documents_window_days", fiscal_documents_window_days),
+        fiscal_documents_lag_days=positive("fiscal_documents_lag_days", fiscal_documents_lag_days),
+        subscriptions_window_days=positive("subscriptions_window_days", subscriptions_window_days),
+        sales_max_requests=positive("sales_max_requests", sales_max_requests),
+        sales_refresh_days=positive("sales_refresh_days", sales_refresh_days),
+        sales_concurrency=positive("sales_concurrency", sales_concurrency),
+        strict_enums=strict_enums,
+        granted_scopes=frozenset(granted_scopes) if granted_scopes else None,
+    )
+    if client is None:
+        client = PlatformClient(
+            base_url,
+            access_token,
+            rate_limits=dict(rate_limits or {}),
+            rate_limit_time_scale=rate_limit_time_scale,
+            items_per_page=settings.items_per_page,
+            max_retries=max_retries,
+        )
+    ctx = SourceContext(
+        client=client,
+        settings=settings,
+        report=report if report is not None else RunReport(),
+        sale_ids=SaleIdQueue(),
+        snapshot_at=pendulum.now("UTC"),
+    )
+    return [_resource(ctx, stream) for stream in STREAMS.values()]
+
+
+def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
+    read = READERS[stream.name]
+
+    def rows() -> Iterator[Rows]:
+        yield from readers.guarded(ctx, stream, lambda: read(ctx))
+
+    return dlt.resource(
+        rows,
+        name=stream.name,
+        primary_key=list(stream.primary_key),
+        write_disposition=stream.write_disposition,
+        columns={**columns_for(stream.model), **stream.extra_columns},
+        nested_hints=nested_hints_for(stream.model),
+        parallelized=True,
+        schema_contract={"tables": "evolve", "columns": "evolve", "data_type": "evolve"},
+    )()

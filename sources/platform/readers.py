@@ -1,0 +1,296 @@
+"""How each resource reads the API. Resources declare (`streams.py`); the client fetches; these read.
+
+Every reader yields one list of rows per page, so nothing larger than a page is held in memory
+(except the small per-product snapshots, which must be complete before they replace a table).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import dlt
+import pendulum
+
+from sources.platform.client import PlatformClient
+from sources.platform.cursor import Cursor
+from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
+from sources.platform.models import RecordValidationError, parse_record
+from sources.platform.operations import OPERATIONS
+from sources.platform.report import RunReport
+from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, drain
+from sources.platform.settings import SourceSettings
+from sources.platform.streams import SALE_REFERENCES, STREAMS, Stream
+from sources.platform.windows import date_windows, iso_z
+
+logger = logging.getLogger("platform_sync.source")
+
+Rows = list[dict[str, Any]]
+
+
+@dataclass
+class SourceContext:
+    """What the readers of one source instance share: one client, the settings, the run's report."""
+
+    client: PlatformClient
+    settings: SourceSettings
+    report: RunReport
+    sale_ids: SaleIdQueue
+    snapshot_at: datetime
+
+    def parse(self, stream: Stream, items: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None = None) -> Rows:
+        rows = []
+        for item in items:
+            row = parse_record(stream.model, dict(item), strict_enums=self.settings.strict_enums)
+            if extra:
+                row.update(extra)
+            rows.append(row)
+        return rows
+
+    def missing_scopes(self, stream: Stream) -> list[str]:
+        granted = self.settings.granted_scopes
+        if granted is None:
+            return []
+        return [scope for scope in OPERATIONS[stream.operation].scopes if scope not in granted]
+
+    def offer_sale_ids(self, stream: Stream, rows: Rows) -> None:
+        path = SALE_REFERENCES.get(stream.name)
+        if path:
+            self.sale_ids.offer(_dig(row, path) for row in rows)
+
+
+def _dig(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = row
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Rows]]) -> Iterator[Rows]:
+    """Run one reader so that its failure is reported and the other resources keep syncing."""
+    try:
+        if missing := ctx.missing_scopes(stream):
+            ctx.report.skip(stream.name, _scope_message(stream, missing))
+            return
+        yield from read()
+    except MissingScopeError as exc:
+        ctx.report.skip(stream.name, str(exc))
+    except (PlatformError, RecordValidationError) as exc:
+        ctx.report.fail(stream.name, str(exc))
+    finally:
+        if stream.name in SALE_REFERENCES:
+            ctx.sale_ids.finish(stream.name)
+
+
+def _scope_message(stream: Stream, missing: list[str]) -> str:
+    return (
+        f"the token was not granted the scope {', '.join(missing)} that {stream.name} needs "
+        f"({stream.operation}); authorize the application again with it and run `platform-sync auth`"
+    )
+
+
+def read_all(ctx: SourceContext, stream: Stream, params: Mapping[str, Any] | None = None) -> Iterator[Rows]:
+    """Full scan of a paged list."""
+    for page in ctx.client.paginate(stream.operation, params=dict(params or {})):
+        yield ctx.parse(stream, page.items)
+
+
+def read_lesson_comments(ctx: SourceContext) -> Iterator[Rows]:
+    stream = STREAMS["lesson_comments"]
+    if not ctx.settings.course_ids:
+        yield from read_all(ctx, stream)
+    for course_id in ctx.settings.course_ids:
+        yield from read_all(ctx, stream, {"courseId": course_id})
+
+
+def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+    """A complete snapshot of each product's campaigns or partners, yielded only once it is whole.
+
+    The table is replaced by what is yielded, so a run that fails half way must yield nothing.
+    """
+    snapshot: Rows = []
+    for page in ctx.client.paginate("list_products"):
+        for product in page.items:
+            product_id = str(product["id"])
+            try:
+                children = ctx.client.request(stream.operation, path_params={"id": product_id})
+            except NotFoundError:
+                continue  # removed between the listing and this request
+            snapshot.extend(ctx.parse(stream, children, {"product_id": product_id}))
+    yield snapshot
+
+
+def read_subscriptions(ctx: SourceContext) -> Iterator[Rows]:
+    """Subscriptions by update date: windows from the start date on the first run, then one open window."""
+    stream = STREAMS["subscriptions"]
+    cursor = Cursor(dlt.current.resource_state(), "updated_at")
+    now = pendulum.now("UTC")
+    if cursor.value is None:
+        windows: list[tuple[datetime, datetime | None]] = list(
+            date_windows(ctx.settings.start_date, now, ctx.settings.subscriptions_window_days)
+        )
+        windows[-1] = (windows[-1][0], None)  # the newest window stays open: the API's clock may be ahead
+    else:
+        windows = [(cursor.value, None)]
+    for lower, upper in windows:
+        params = {"filterBy": "update", "startDate": iso_z(lower)}
+        if upper is not None:
+            params["endDate"] = iso_z(upper)
+        for page in ctx.client.paginate(stream.operation, params=params):
+            rows = [row for row in ctx.parse(stream, page.items) if cursor.is_new(row["updatedAt"], row["id"])]
+            for row in rows:
+                cursor.observe(row["updatedAt"], row["id"])
+            ctx.offer_sale_ids(stream, rows)
+            yield rows
+        if upper is not None:
+            cursor.advance_to(upper)
+            cursor.commit()
+    cursor.commit()
+
+
+def read_fiscal_documents(ctx: SourceContext) -> Iterator[Rows]:
+    """Fiscal documents by emission date; each run re-scans `fiscal_documents_lag_days` for status changes."""
+    stream = STREAMS["fiscal_documents"]
+    settings = ctx.settings
+    cursor = Cursor(dlt.current.resource_state(), "emission_date")
+    lower = settings.start_date
+    if cursor.value is not None:
+        lower = max(lower, cursor.value - pendulum.duration(days=settings.fiscal_documents_lag_days))
+    # The end date is required; a day ahead covers documents stamped by a server clock ahead of ours.
+    upper = max(pendulum.now("UTC"), cursor.value or settings.start_date) + pendulum.duration(days=1)
+    for window_start, window_end in date_windows(lower, upper, settings.fiscal_documents_window_days):
+        params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
+        for page in ctx.client.paginate(stream.operation, params=params):
+            rows = ctx.parse(stream, page.items)
+            for row in rows:
+                cursor.observe(row["document"]["emissionDate"], row["document"]["id"])
+            ctx.offer_sale_ids(stream, rows)
+            yield rows
+    cursor.commit()
+
+
+def read_events(ctx: SourceContext) -> Iterator[Rows]:
+    stream = STREAMS["events"]
+    for event_id in ctx.settings.event_ids:
+        try:
+            event = ctx.client.request(stream.operation, path_params={"id": event_id})
+        except (NotFoundError, PermissionDeniedError) as exc:
+            ctx.report.warn(f"event {event_id} in event_ids was not read: {exc}")
+            continue
+        yield ctx.parse(stream, [event])
+
+
+def read_attendees(ctx: SourceContext) -> Iterator[Rows]:
+    """Attendees of each configured event, each event with its own `modifiedAt` cursor."""
+    stream = STREAMS["event_attendees"]
+    cursors = dlt.current.resource_state().setdefault("modified_at", {})
+    for event_id in ctx.settings.event_ids:
+        cursor = Cursor(cursors, event_id)
+        since = cursor.value or ctx.settings.start_date
+        params = {"modifiedAtGte": iso_z(since), "order": "asc"}
+        try:
+            for page in ctx.client.paginate(stream.operation, path_params={"id": event_id}, params=params):
+                rows = [r for r in ctx.parse(stream, page.items) if cursor.is_new(r["modifiedAt"], r["id"])]
+                for row in rows:
+                    cursor.observe(row["modifiedAt"], row["id"])
+                ctx.offer_sale_ids(stream, rows)
+                yield rows
+        except (NotFoundError, PermissionDeniedError) as exc:
+            ctx.report.warn(f"attendees of event {event_id} were not read: {exc}")
+            continue
+        cursor.commit()
+
+
+def read_enrollments(ctx: SourceContext) -> Iterator[Rows]:
+    stream = STREAMS["enrollments"]
+    for school in ctx.settings.schools:
+        for student in school.student_slugs:
+            path = {"teamSlug": school.team_slug, "studentSlug": student}
+            extra = {"team_slug": school.team_slug, "student_slug": student}
+            try:
+                for page in ctx.client.paginate(stream.operation, path_params=path):
+                    yield ctx.parse(stream, page.items, extra)
+            except NotFoundError as exc:
+                ctx.report.warn(f"student {student} of school {school.team_slug} was not found: {exc}")
+
+
+def read_deliveries(ctx: SourceContext) -> Iterator[Rows]:
+    stream = STREAMS["deliveries"]
+    for school in ctx.settings.schools:
+        for delivery_id in school.delivery_ids:
+            path = {"slug": school.team_slug, "deliveryId": delivery_id}
+            try:
+                delivery = ctx.client.request(stream.operation, path_params=path)
+            except NotFoundError as exc:
+                ctx.report.warn(f"delivery {delivery_id} of school {school.team_slug} was not found: {exc}")
+                continue
+            yield ctx.parse(stream, [delivery], {"team_slug": school.team_slug})
+
+
+def read_community_snapshot(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+    """Top posts or commenters of each community, stamped with this run's snapshot time."""
+    days = ctx.settings.community_days
+    for community_id in ctx.settings.community_ids:
+        extra = {"community_id": community_id, "days": days, "snapshot_at": ctx.snapshot_at}
+        path = {"communityId": community_id}
+        try:
+            if stream.name == "community_top_posts":
+                try:
+                    answer = ctx.client.request(stream.operation, path_params=path, params={"days": days})
+                except NotFoundError:
+                    continue  # "no posts with comments to show": an empty snapshot, not an error
+                yield ctx.parse(stream, answer.get("items") or [], extra)
+            else:
+                for page in ctx.client.paginate(stream.operation, path_params=path, params={"days": days}):
+                    yield ctx.parse(stream, page.items, extra)
+        except PermissionDeniedError as exc:
+            ctx.report.warn(f"community {community_id} was not read: {exc}")
+
+
+def read_webhook_origins(ctx: SourceContext) -> Iterator[Rows]:
+    stream = STREAMS["webhook_origins"]
+    yield ctx.parse(stream, ctx.client.request(stream.operation))
+
+
+def read_sales(ctx: SourceContext) -> Iterator[Rows]:
+    stream = STREAMS["sales"]
+    settings = ctx.settings
+    selected = set(dlt.current.source().resources.selected)
+    ctx.sale_ids.expect(name for name in SALE_REFERENCES if name in selected)
+    state = dlt.current.resource_state()
+    ledger = SaleLedger.from_destination(settings.sales_refresh_days)
+    carried = [*state.get("pending", []), *(i for i in settings.sale_ids if i not in ledger.known)]
+    if missing := ctx.missing_scopes(stream):
+        state["pending"] = sorted({*carried, *drain(ctx.sale_ids, ledger.known)})
+        ctx.report.skip(stream.name, _scope_message(stream, missing))
+        return
+    fetcher = SaleFetcher(ctx.client, settings.sales_max_requests, settings.sales_concurrency)
+    try:
+        page: Rows = []
+        for sale_id, sale in fetcher.run(ctx.sale_ids, ledger, carried):
+            if sale is None:
+                continue
+            try:
+                page.extend(ctx.parse(stream, [sale]))
+            except RecordValidationError as exc:
+                # Keep the id for a later run (after an upgrade) rather than lose it.
+                fetcher.left_over.append(sale_id)
+                ctx.report.fail(stream.name, str(exc))
+            if len(page) >= 100:
+                yield page
+                page = []
+        if page:
+            yield page
+    except PlatformError:
+        fetcher.left_over.extend(drain(ctx.sale_ids, ledger.known))
+        raise
+    finally:
+        state["pending"] = sorted(set(fetcher.left_over))
+    if fetcher.left_over:
+        ctx.report.warn(
+            f"{len(fetcher.left_over)} sale ids wait for the next run "
+            f"(sales_max_requests = {settings.sales_max_requests} was reached or requests failed)"
+        )

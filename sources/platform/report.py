@@ -1,0 +1,52 @@
+"""What happened to each resource in one run: the pipeline's summary and exit status come from here."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+logger = logging.getLogger("platform_sync.source")
+
+
+@dataclass
+class RunReport:
+    """Resources skipped (a missing scope) or failed (an error after retries) in this run.
+
+    The source records into it; the command line prints it and exits non-zero when it is not clean.
+    Thread-safe, since resources run in dlt's extract thread pool.
+    """
+
+    skipped: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
+
+    def count_requests_with(self, counter: Callable[[], dict[str, int]]) -> None:
+        """Where `requests` reads the number of requests made per operation (the source's client)."""
+        self._count_requests = counter
+
+    @property
+    def requests(self) -> dict[str, int]:
+        return self._count_requests() if self._count_requests else {}
+
+    def skip(self, resource: str, reason: str) -> None:
+        with self._lock:
+            self.skipped[resource] = reason
+        logger.warning("%s skipped: %s", resource, reason)
+
+    def fail(self, resource: str, reason: str) -> None:
+        with self._lock:
+            self.failed[resource] = reason
+        logger.error("%s failed: %s", resource, reason)
+
+    def warn(self, message: str) -> None:
+        with self._lock:
+            self.warnings.append(message)
+        logger.warning("%s", message)
+
+    @property
+    def is_partial(self) -> bool:
+        return bool(self.skipped or self.failed)

@@ -1,0 +1,211 @@
+"""Sale details: the only way to read sales is one request per id, at 30 requests a minute.
+
+Ids come from the resources that reference sales (subscriptions' `firstInvoiceId`, fiscal documents'
+`sale.id`, attendees' `invoiceId`), from order bumps (`orderBump.mainSaleId` of fetched sales) and from
+the configured `sale_ids`. They flow through a `SaleIdQueue` while those resources run, so the
+rate-limited sale requests overlap with everything else instead of waiting for it.
+
+Each run spends at most `sales_max_requests` requests, in this order: ids left over from earlier runs,
+new ids, then sales whose status can still change (not final, or paid within the refund window),
+least recently fetched first. Ids not fetched within the budget are kept in the resource state, which
+dlt commits together with the loaded rows, so none is ever forgotten.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import dlt
+
+from sources.platform.client import PlatformClient
+from sources.platform.errors import AuthenticationError, MissingScopeError, NotFoundError, PlatformError
+from sources.platform.settings import FINAL_SALE_STATUSES
+
+logger = logging.getLogger("platform_sync.source")
+
+SALES_TABLE = "sales"
+
+
+class SaleIdQueue:
+    """A run-scoped hand-off of sale ids from the resources that reference sales to `sales`."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._ids: deque[str] = deque()
+        self._expected: frozenset[str] | None = None
+        self._finished: set[str] = set()
+
+    def expect(self, producers: Iterable[str]) -> None:
+        """Name the producers that run in this extract; `take` ends once they have all finished."""
+        with self._changed:
+            self._expected = frozenset(producers)
+            self._changed.notify_all()
+
+    def offer(self, ids: Iterable[Any]) -> None:
+        fresh = [str(i) for i in ids if i not in (None, "")]
+        if fresh:
+            with self._changed:
+                self._ids.extend(fresh)
+                self._changed.notify_all()
+
+    def finish(self, producer: str) -> None:
+        with self._changed:
+            self._finished.add(producer)
+            self._changed.notify_all()
+
+    def take(self, timeout: float) -> list[str] | None:
+        """Ids offered so far ([] if none arrived within `timeout`), or None once all producers finished."""
+        with self._changed:
+            if not self._ids and not self._closed():
+                self._changed.wait(timeout)
+            if self._ids:
+                taken = list(self._ids)
+                self._ids.clear()
+                return taken
+            return None if self._closed() else []
+
+    def _closed(self) -> bool:
+        return self._expected is not None and self._expected <= self._finished
+
+
+@dataclass
+class SaleLedger:
+    """What the destination already holds about sales: which ids are known, which may still change."""
+
+    known: set[str] = field(default_factory=set)
+    refresh_candidates: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_destination(cls, refresh_days: int) -> SaleLedger:
+        rows = _loaded_sales()
+        ledger = cls(known={row[0] for row in rows})
+        newest = max((row[3] for row in rows if row[3] is not None), default=None)
+        if newest is None:
+            return ledger
+        # The refund window is measured back from the newest sale update the API has shown, not from the
+        # local clock, so an API whose clock differs from ours (or a simulated one) is handled alike.
+        settled_before = newest - timedelta(days=refresh_days)
+        candidates = [row for row in rows if _may_change(row[1], row[2], settled_before)]
+        candidates.sort(key=lambda row: row[4] or "")  # least recently fetched first
+        ledger.refresh_candidates = [row[0] for row in candidates]
+        return ledger
+
+
+def _may_change(status: str | None, paid_at: datetime | None, settled_before: datetime) -> bool:
+    if status in FINAL_SALE_STATUSES:
+        return False
+    if status == "paid":
+        return paid_at is None or paid_at >= settled_before
+    return True
+
+
+def _loaded_sales() -> list[tuple[Any, ...]]:
+    """(id, status, paid_at, updated_at, _dlt_load_id) of the sales in the destination, if it can tell."""
+    try:
+        pipeline = dlt.current.pipeline()
+        with pipeline.sql_client() as client:
+            table = client.make_qualified_table_name(SALES_TABLE)
+            rows = client.execute_sql(f"select id, status, paid_at, updated_at, _dlt_load_id from {table}")
+    except Exception as exc:  # no pipeline, no table yet, or a destination without SQL
+        logger.debug("no sales ledger in the destination (%s): every discovered sale is fetched", exc)
+        return []
+    return [tuple(row) for row in rows or []]
+
+
+class SaleFetcher:
+    """Fetches sale details with bounded concurrency within a request budget."""
+
+    def __init__(self, client: PlatformClient, budget: int, concurrency: int) -> None:
+        self.client = client
+        self.budget = budget
+        self.concurrency = concurrency
+        self.spent = 0
+        self.left_over: list[str] = []
+
+    def run(
+        self, queue: SaleIdQueue, ledger: SaleLedger, carried_over: Iterable[str]
+    ) -> Iterator[tuple[str, dict[str, Any] | None]]:
+        """Yield (id, raw sale or None when not found); afterwards `self.left_over` holds unfetched ids."""
+        seen: set[str] = set()
+        urgent: deque[str] = deque()  # carried over, configured, and order bumps' main sales
+
+        def want(sale_id: str) -> bool:
+            if sale_id in seen:
+                return False
+            seen.add(sale_id)
+            return True
+
+        urgent.extend(i for i in carried_over if want(i))
+        refresh = deque(i for i in ledger.refresh_candidates if i not in seen)
+        queue_open = True
+        in_flight: dict[Future[dict[str, Any] | None], str] = {}
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="sale-details") as pool:
+            while True:
+                while len(in_flight) < self.concurrency and self.spent < self.budget:
+                    sale_id = self._next_id(urgent, refresh, queue_open)
+                    if sale_id is None:
+                        break
+                    self.spent += 1
+                    in_flight[pool.submit(self._fetch, sale_id)] = sale_id
+                if queue_open:
+                    taken = queue.take(timeout=0.05 if in_flight else 0.5)
+                    if taken is None:
+                        queue_open = False
+                    else:
+                        urgent.extend(i for i in taken if i not in ledger.known and want(i))
+                if not in_flight:
+                    if queue_open:
+                        continue
+                    if self.spent >= self.budget or not (urgent or refresh):
+                        break
+                    continue
+                done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
+                for future in done:
+                    sale_id = in_flight.pop(future)
+                    try:
+                        sale = future.result()
+                    except (AuthenticationError, MissingScopeError):
+                        self.left_over.extend([sale_id, *in_flight.values(), *urgent])
+                        raise
+                    except PlatformError as exc:
+                        logger.warning("sale %s not fetched this run, kept for the next: %s", sale_id, exc)
+                        self.left_over.append(sale_id)
+                        continue
+                    if sale is not None:
+                        main_sale_id = (sale.get("orderBump") or {}).get("mainSaleId")
+                        if main_sale_id is not None and str(main_sale_id) not in ledger.known:
+                            if want(str(main_sale_id)):
+                                urgent.append(str(main_sale_id))
+                    yield sale_id, sale
+        # Whatever the budget did not reach waits for the next run; refresh candidates are re-derived.
+        self.left_over.extend(urgent)
+
+    def _next_id(self, urgent: deque[str], refresh: deque[str], queue_open: bool) -> str | None:
+        if urgent:
+            return urgent.popleft()
+        if not queue_open and refresh:
+            return refresh.popleft()
+        return None
+
+    def _fetch(self, sale_id: str) -> dict[str, Any] | None:
+        try:
+            sale: dict[str, Any] = self.client.request("sale_details", path_params={"id": sale_id})
+        except NotFoundError:
+            logger.warning("sale %s is referenced but the API does not know it: skipped", sale_id)
+            return None
+        return sale
+
+
+def drain(queue: SaleIdQueue, known: set[str]) -> list[str]:
+    """Collect every id still offered until the producers finish (when sales cannot be fetched)."""
+    ids: list[str] = []
+    while (taken := queue.take(timeout=0.5)) is not None:
+        ids.extend(i for i in taken if i not in known)
+    return ids

@@ -1,0 +1,117 @@
+"""Defaults and validated settings of the `platform` source.
+
+Everything here is read from dlt config (`[sources.platform]`) by the source function and checked
+before the first request, so a typo fails fast with a message that says what to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pendulum
+
+from sources.platform.errors import ConfigurationError
+
+DEFAULT_START_DATE = "2024-01-01"
+DEFAULT_ITEMS_PER_PAGE = 100
+DEFAULT_COMMUNITY_DAYS = 30
+DEFAULT_FISCAL_WINDOW_DAYS = 30
+DEFAULT_FISCAL_LAG_DAYS = 15
+DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS = 90
+DEFAULT_SALES_MAX_REQUESTS = 5000
+DEFAULT_SALES_REFRESH_DAYS = 30
+DEFAULT_SALES_CONCURRENCY = 4
+
+# A sale in one of these states never changes again, so it is never re-fetched.
+FINAL_SALE_STATUSES = frozenset({"refunded", "canceled", "expired", "duplicated"})
+
+
+@dataclass(frozen=True)
+class School:
+    """A school (team) whose students' enrollments and deliveries are synced."""
+
+    team_slug: str
+    student_slugs: tuple[str, ...] = ()
+    delivery_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    start_date: datetime
+    items_per_page: int = DEFAULT_ITEMS_PER_PAGE
+    event_ids: tuple[str, ...] = ()
+    community_ids: tuple[int, ...] = ()
+    sale_ids: tuple[str, ...] = ()
+    course_ids: tuple[int, ...] = ()
+    schools: tuple[School, ...] = ()
+    community_days: int = DEFAULT_COMMUNITY_DAYS
+    fiscal_documents_window_days: int = DEFAULT_FISCAL_WINDOW_DAYS
+    fiscal_documents_lag_days: int = DEFAULT_FISCAL_LAG_DAYS
+    subscriptions_window_days: int = DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS
+    sales_max_requests: int = DEFAULT_SALES_MAX_REQUESTS
+    sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS
+    sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
+    strict_enums: bool = True
+    granted_scopes: frozenset[str] | None = field(default=None)
+
+
+def parse_start_date(value: str | datetime) -> datetime:
+    """Parse the configured start date (`YYYY-MM-DD` or ISO 8601) into an aware UTC datetime."""
+    if isinstance(value, datetime):
+        parsed = pendulum.instance(value)
+    else:
+        try:
+            parsed = pendulum.parse(str(value), tz="UTC")
+        except (ValueError, pendulum.parsing.exceptions.ParserError) as exc:
+            raise ConfigurationError(
+                f"start_date {value!r} is not a date: use YYYY-MM-DD or an ISO 8601 timestamp "
+                "in [sources.platform] of .dlt/config.toml or SOURCES__PLATFORM__START_DATE"
+            ) from exc
+    if not isinstance(parsed, datetime):
+        raise ConfigurationError(f"start_date {value!r} is not a date: use YYYY-MM-DD")
+    return parsed.in_timezone("UTC")
+
+
+def parse_schools(value: Sequence[Mapping[str, Any]] | None) -> tuple[School, ...]:
+    """Validate `schools = [{team_slug = "...", student_slugs = [...], delivery_ids = [...]}]`."""
+    schools = []
+    for position, entry in enumerate(value or []):
+        if not isinstance(entry, Mapping) or not entry.get("team_slug"):
+            raise ConfigurationError(
+                f"schools[{position}] must be a table with team_slug, student_slugs and delivery_ids, "
+                f'e.g. {{team_slug = "my-school", student_slugs = ["ana"], delivery_ids = [12]}}; got {entry!r}'
+            )
+        unknown = set(entry) - {"team_slug", "student_slugs", "delivery_ids"}
+        if unknown:
+            raise ConfigurationError(
+                f"schools[{position}] has unknown keys {sorted(unknown)}: "
+                "the keys are team_slug, student_slugs and delivery_ids"
+            )
+        try:
+            delivery_ids = tuple(int(d) for d in entry.get("delivery_ids") or ())
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError(f"schools[{position}].delivery_ids must be numbers") from exc
+        schools.append(
+            School(
+                team_slug=str(entry["team_slug"]),
+                student_slugs=tuple(str(s) for s in entry.get("student_slugs") or ()),
+                delivery_ids=delivery_ids,
+            )
+        )
+    return tuple(schools)
+
+
+def positive(name: str, value: int) -> int:
+    if not isinstance(value, int) or value <= 0:
+        raise ConfigurationError(f"{name} must be a positive whole number, got {value!r}")
+    return value
+
+
+def int_ids(name: str, values: Sequence[Any] | None) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in values or ())
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"{name} must be a list of numeric ids, got {values!r}") from exc

@@ -1,0 +1,85 @@
+"""One declaration per resource: operation, model, key and how it stays up to date.
+
+Everything a resource needs to be declared to dlt lives here; `readers.py` holds the few ways of
+reading that these declarations share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from sources.platform import models
+
+WriteDisposition = Literal["merge", "replace", "append"]
+
+
+@dataclass(frozen=True)
+class Stream:
+    name: str
+    operation: str
+    model: type[BaseModel]
+    primary_key: tuple[str, ...]
+    write_disposition: WriteDisposition
+    extra_columns: dict[str, dict[str, Any]] = field(default_factory=dict)
+    description: str = ""
+
+
+TEXT_KEY = {"data_type": "text", "nullable": False}
+BIGINT_KEY = {"data_type": "bigint", "nullable": False}
+SNAPSHOT_COLUMNS = {
+    "community_id": BIGINT_KEY,
+    "days": BIGINT_KEY,
+    "snapshot_at": {"data_type": "timestamp", "timezone": True, "nullable": False},
+}
+
+STREAMS: dict[str, Stream] = {
+    stream.name: stream
+    for stream in (
+        Stream("products", "list_products", models.Product, ("id",), "merge",
+               description="Products, full scan each run, merged on id."),
+        Stream("product_campaigns", "list_product_campaigns", models.Campaign, ("product_id", "id"), "replace",
+               {"product_id": TEXT_KEY}, "Campaigns of every product, a complete snapshot each run."),
+        Stream("product_partners", "list_product_partners", models.Partner, ("product_id", "id"), "replace",
+               {"product_id": TEXT_KEY}, "Partners of every product, a complete snapshot each run."),
+        Stream("affiliations", "list_affiliations", models.Affiliation, ("id",), "merge",
+               description="Affiliations, full scan each run, merged on id."),
+        Stream("transfers", "list_transfers", models.Transfer, ("id",), "merge",
+               description="Transfers, full scan each run (statuses change), merged on id."),
+        Stream("subscriptions", "list_subscriptions", models.Subscription, ("id",), "merge",
+               description="Subscriptions changed since the last run (filterBy=update), merged on id."),
+        Stream("sales", "sale_details", models.Sale, ("id",), "merge",
+               description="Sale details of every sale id discovered, new ones and those that can change."),
+        Stream("fiscal_documents", "list_fiscal_documents", models.FiscalDocument, ("document__id",), "merge",
+               description="Buyer fiscal documents by emission-date windows, re-scanning a lag for status changes."),
+        Stream("events", "event_details", models.TicketedEvent, ("id",), "merge",
+               description="Configured ticketed events with their tickets and lots."),
+        Stream("event_attendees", "list_attendees", models.Attendee, ("id",), "merge",
+               description="Attendees of each configured event, changed since that event's cursor."),
+        Stream("enrollments", "list_enrollments", models.Enrollment,
+               ("team_slug", "student_slug", "course__name"), "merge",
+               {"team_slug": TEXT_KEY, "student_slug": TEXT_KEY},
+               "Enrollments of the configured students of each school."),
+        Stream("deliveries", "delivery_details", models.Delivery, ("team_slug", "id"), "merge",
+               {"team_slug": TEXT_KEY}, "Configured deliveries of each school."),
+        Stream("community_top_posts", "top_commented_posts", models.CommunityPost,
+               ("community_id", "id", "snapshot_at"), "append", SNAPSHOT_COLUMNS,
+               "The five most commented posts of each community, a snapshot appended each run."),
+        Stream("community_commenters", "list_community_commenters", models.CommunityMember,
+               ("community_id", "id", "snapshot_at"), "append", SNAPSHOT_COLUMNS,
+               "Members who commented in each community, a snapshot appended each run."),
+        Stream("lesson_comments", "list_lesson_comments", models.LessonComment, ("id",), "merge",
+               description="Lesson comments, full scan each run (flags change), merged on id."),
+        Stream("webhook_origins", "list_webhook_origins", models.WebhookOrigin, ("id",), "replace",
+               description="Webhook origins and their event kinds, replaced each run."),
+    )
+}
+
+# The resources whose rows reference sales, and where.
+SALE_REFERENCES: dict[str, tuple[str, ...]] = {
+    "subscriptions": ("firstInvoiceId",),
+    "fiscal_documents": ("sale", "id"),
+    "event_attendees": ("invoiceId",),
+}
