@@ -1,0 +1,154 @@
+"""The paged envelope (spec conventions 2) and the walk over pages (contracts part 1).
+
+The walk asks for page 1 and then follows the server: its `page` numbers, its `pages` count and its
+`itemsPerPage`. A first answer numbered 0 means the server counts from 0, so the walk continues with 1, 2, ...
+up to `pages - 1`. A server that counts from 0 but answered our `page=1` with its *second* page is caught
+at the end: the page numbered `pages` comes back empty although `pages` pages and some items were announced,
+which a 1-based server cannot say; the walk then fetches page 0, once. An empty page ends the walk. Pages
+that do not advance (same number again, or the same items under a new number) raise `PagingLoopError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sources.platform.errors import MalformedResponseError, PagingLoopError
+
+ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a paged list; `items_per_page` is the size the server used, not the one asked for."""
+
+    items: list[dict[str, Any]]
+    page: int
+    pages: int
+    total_items: int
+    items_per_page: int
+
+
+def _as_count(value: object) -> int | None:
+    # JSON has only "number": 3.0 is a fine page count, 3.5 or true are not.
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    return None
+
+
+def parse_envelope(data: object, *, operation: str, requested_page: int) -> Page:
+    """Validate a paged envelope; `MalformedResponseError` (naming operation and page) if it is not one."""
+
+    def malformed(problem: str) -> MalformedResponseError:
+        return MalformedResponseError(
+            f"{operation}: page {requested_page} is not a paged envelope: {problem}",
+            operation=operation,
+            page=requested_page,
+        )
+
+    if not isinstance(data, dict):
+        raise malformed(f"expected a JSON object, got {type(data).__name__}")
+    missing = [key for key in (*ENVELOPE_NUMBERS, "items") if key not in data]
+    if missing:
+        raise malformed(f"missing {', '.join(missing)}")
+    numbers: dict[str, int] = {}
+    for key in ENVELOPE_NUMBERS:
+        count = _as_count(data[key])
+        if count is None:
+            raise malformed(f"{key} is {data[key]!r}, not a non-negative whole number")
+        numbers[key] = count
+    items = data["items"]
+    if not isinstance(items, list):
+        raise malformed(f"items is a {type(items).__name__}, not a list")
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise malformed(f"items[{index}] is a {type(item).__name__}, not an object")
+    return Page(
+        items=items,
+        page=numbers["page"],
+        pages=numbers["pages"],
+        total_items=numbers["totalItems"],
+        items_per_page=numbers["itemsPerPage"],
+    )
+
+
+def _fingerprint(items: list[dict[str, Any]]) -> str:
+    canonical = json.dumps(items, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(canonical.encode(), digest_size=16).hexdigest()
+
+
+class PageWalk:
+    """Decides which page to ask for next, and checks that each answer advances.
+
+    Use: `number = walk.first`; after each answer, `walk.accept(page)` says whether to hand the page to
+    the caller, then `number = walk.next()` until it returns None.
+    """
+
+    first = 1
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        self._requested = self.first
+        self._zero_based: bool | None = None
+        self._last_number: int | None = None
+        self._last_fingerprint: str | None = None
+        self._next: int | None = None
+        self._probed_zero = False
+
+    def _loop(self, problem: str) -> PagingLoopError:
+        return PagingLoopError(
+            f"{self.operation}: paging does not advance ({problem}); stopped to avoid a loop. "
+            "The server's paging is inconsistent; report it with this message.",
+            operation=self.operation,
+            page=self._requested,
+        )
+
+    def accept(self, page: Page) -> bool:
+        """Record the answer to the last request; True if its items are new and should be yielded."""
+        requested = self._requested
+        self._next = None
+        if self._probed_zero:
+            # The answer to the page-0 probe: use it only if the server really numbers it 0.
+            return page.page == 0 and bool(page.items)
+        if self._zero_based is None:
+            if page.page not in (0, 1):
+                raise self._loop(f"asked for page 1, got page {page.page}")
+            self._zero_based = page.page == 0
+        elif page.page != requested:
+            raise self._loop(f"asked for page {requested}, got page {page.page}")
+        if self._last_number is not None and page.page <= self._last_number:
+            raise self._loop(f"page {page.page} after page {self._last_number}")
+        if page.items:
+            fingerprint = _fingerprint(page.items)
+            if fingerprint == self._last_fingerprint:
+                raise self._loop(f"page {page.page} repeats the items of page {self._last_number}")
+            self._last_fingerprint = fingerprint
+        self._last_number = page.page
+        if not page.items:
+            if not self._zero_based and page.page >= 1 and page.page == page.pages and page.total_items:
+                # Page `pages` of a 1-based server is its last, never empty when it announces items: this
+                # server counts from 0, and our first request skipped its page 0.
+                self._probed_zero = True
+                self._next = 0
+            return False
+        last = page.pages - 1 if self._zero_based else page.pages
+        if page.page < last:
+            self._next = page.page + 1
+        return True
+
+    def next(self) -> int | None:
+        """The page number to ask for next, or None when the walk is over."""
+        if self._next is not None:
+            self._requested = self._next
+        return self._next
+
+    @property
+    def zero_probe(self) -> bool:
+        """Whether the current request is the page-0 probe (its envelope page must be 0)."""
+        return self._probed_zero and self._requested == 0

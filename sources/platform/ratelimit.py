@@ -1,0 +1,217 @@
+"""Proactive, per-operation rate limiting shared by all threads of one client.
+
+`OperationLimiter` is a sliding-window log: with a limit of L requests per window W it grants at most L
+requests in any window of length W. It is work-conserving: L requests go at once, then each further request
+goes exactly when the oldest of the last L grants leaves the window (plus a small margin, below), never
+later. Grants are *reserved* under a lock and waited for outside it, so threads never wait on each other's
+sleep and the grant times are fixed, in order, at the moment of asking.
+
+An operation without a configured limit is unlimited until the server answers 429; the limiter then sets a
+limit (the server's `X-RateLimit-Limit` if it is consistent with what was observed, else half the observed
+rate) and halves it on each further 429. A `Retry-After` blocks every thread of the operation until it has
+passed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sources.platform.clock import Clock
+from sources.platform.errors import ConfigurationError
+from sources.platform.operations import DEFAULT_RATE_LIMITS, OPERATIONS_BY_NAME
+
+logger = logging.getLogger("platform_sync.client")
+
+BASE_WINDOW_SECONDS = 60.0
+
+# Each window is lengthened by this fraction. A window measured at the client is exact only if every
+# request reaches the server after the same latency; a burst answered faster than the one a window before
+# it would otherwise land inside the server's window (or empty its token bucket: at L requests per window
+# a bucket of capacity L is conformed to with zero slack by a sliding window of exactly W). 2% of the
+# budget buys about a second of latency jitter per minute of window.
+DEFAULT_WINDOW_MARGIN = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Permit:
+    """A granted request slot: when it was granted (clock time) and how long the caller waited for it."""
+
+    granted_at: float
+    waited: float
+
+
+class OperationLimiter:
+    """At most `limit` grants in any window of `window` seconds (`limit=None`: unlimited until a 429)."""
+
+    def __init__(
+        self,
+        name: str,
+        limit: int | None,
+        window: float,
+        clock: Clock,
+        *,
+        margin: float = DEFAULT_WINDOW_MARGIN,
+    ) -> None:
+        if limit is not None and limit < 1:
+            raise ValueError(f"{name}: a limit must be at least 1 request per window, got {limit}")
+        if window <= 0:
+            raise ValueError(f"{name}: the window must be positive, got {window}")
+        self.name = name
+        self.window = window
+        self._span = window * (1.0 + margin)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._limit = limit
+        # Grant times, ascending. Limited: the last `limit` grants. Unlimited: the grants of the last
+        # window, the observed rate to derive a limit from on the first 429.
+        self._grants: deque[float] = deque()
+        self._blocked_until = -math.inf
+        self._adapted_at = -math.inf
+
+    @property
+    def limit(self) -> int | None:
+        """The current limit per window (None: unlimited)."""
+        with self._lock:
+            return self._limit
+
+    def reserve(self) -> float:
+        """Reserve the earliest allowed grant time (clock time, possibly in the future) and return it."""
+        with self._lock:
+            now = self._clock.monotonic()
+            at = max(now, self._blocked_until)
+            if self._grants:
+                at = max(at, self._grants[-1])  # keeps the log sorted when the limit or a block changed
+            if self._limit is not None:
+                if len(self._grants) >= self._limit:
+                    at = max(at, self._grants[-self._limit] + self._span)
+                self._grants.append(at)
+                while len(self._grants) > self._limit:
+                    self._grants.popleft()
+            else:
+                self._grants.append(at)
+                while self._grants[0] <= at - self._span:
+                    self._grants.popleft()
+            return at
+
+    def acquire(self) -> Permit:
+        """Wait until a request may be sent; returns the permit (which `on_rate_limited` takes back)."""
+        at = self.reserve()
+        wait = at - self._clock.monotonic()
+        if wait > 0:
+            self._clock.sleep(wait)
+        return Permit(granted_at=at, waited=max(wait, 0.0))
+
+    def on_rate_limited(
+        self, permit: Permit, *, retry_after: float | None = None, server_limit: int | None = None
+    ) -> None:
+        """Adapt to a 429 answered to the request of `permit`.
+
+        `retry_after` (seconds) blocks all grants of the operation until then. The limit is lowered once
+        per burst: 429s answering requests granted before the last adaptation are the same burst seen by
+        other threads, and halving for each of them would collapse the rate for nothing.
+        """
+        with self._lock:
+            now = self._clock.monotonic()
+            if retry_after is not None and retry_after > 0:
+                self._blocked_until = max(self._blocked_until, now + retry_after)
+            if permit.granted_at < self._adapted_at:
+                return
+            previous = self._limit
+            if previous is None:
+                observed = sum(1 for granted in self._grants if granted > now - self._span)
+                if server_limit is not None and 1 <= server_limit <= observed:
+                    new_limit = server_limit
+                else:
+                    new_limit = max(1, observed // 2)
+            else:
+                new_limit = max(1, previous // 2)
+            self._limit = new_limit
+            self._adapted_at = now
+            while len(self._grants) > new_limit:
+                self._grants.popleft()
+        logger.warning(
+            "%s: rate limited by the server; limiting to %d requests per %.3gs (was %s)",
+            self.name,
+            new_limit,
+            self.window,
+            "unlimited" if previous is None else previous,
+        )
+
+
+def per_window(requests_per_minute: float, time_scale: float) -> tuple[int, float]:
+    """(limit, window seconds) for a rate in requests per minute under a time scale.
+
+    A whole rate keeps its burst (30/min → 30 per 60/scale s); a fractional one keeps its average with
+    the largest whole burst below it (1.5/min → 1 per 40/scale s).
+    """
+    window = BASE_WINDOW_SECONDS / time_scale
+    limit = max(1, math.floor(requests_per_minute))
+    return limit, window * limit / requests_per_minute
+
+
+def resolve_rate_limits(overrides: Mapping[str, float] | None) -> dict[str, float]:
+    """The spec's limits (part 8) updated by `overrides`; unknown names and non-positive rates refused."""
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(OPERATIONS_BY_NAME))
+    if unknown:
+        raise ConfigurationError(
+            f"rate_limits: unknown operation name(s) {', '.join(map(repr, unknown))}; "
+            f"valid names: {', '.join(sorted(OPERATIONS_BY_NAME))}"
+        )
+    invalid = {
+        name: rate
+        for name, rate in overrides.items()
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0
+    }
+    if invalid:
+        raise ConfigurationError(
+            f"rate_limits: rates must be positive numbers of requests per minute, got {invalid}"
+        )
+    return {**DEFAULT_RATE_LIMITS, **{name: float(rate) for name, rate in overrides.items()}}
+
+
+class RateLimiters:
+    """One `OperationLimiter` per operation, created on first use, shared by all threads."""
+
+    def __init__(
+        self,
+        rate_limits: Mapping[str, float] | None,
+        time_scale: float,
+        clock: Clock,
+        *,
+        margin: float = DEFAULT_WINDOW_MARGIN,
+    ) -> None:
+        if isinstance(time_scale, bool) or not isinstance(time_scale, int | float) or not time_scale > 0:
+            raise ConfigurationError(f"rate_limit_time_scale must be a positive number, got {time_scale!r}")
+        if not math.isfinite(time_scale):
+            raise ConfigurationError(f"rate_limit_time_scale must be finite, got {time_scale!r}")
+        self._rates = resolve_rate_limits(rate_limits)
+        self._time_scale = float(time_scale)
+        self._clock = clock
+        self._margin = margin
+        self._lock = threading.Lock()
+        self._limiters: dict[str, OperationLimiter] = {}
+
+    @property
+    def rates(self) -> Mapping[str, float]:
+        """Configured requests per minute by operation (unscaled); operations absent are unlimited."""
+        return dict(self._rates)
+
+    def get(self, operation: str) -> OperationLimiter:
+        """The limiter of `operation`."""
+        with self._lock:
+            limiter = self._limiters.get(operation)
+            if limiter is None:
+                rate = self._rates.get(operation)
+                if rate is None:
+                    limit, window = None, BASE_WINDOW_SECONDS / self._time_scale
+                else:
+                    limit, window = per_window(rate, self._time_scale)
+                limiter = OperationLimiter(operation, limit, window, self._clock, margin=self._margin)
+                self._limiters[operation] = limiter
+            return limiter
