@@ -1,0 +1,112 @@
+"""Pydantic models of every shape the platform's API returns (spec part 2), the row parser and the dlt
+column hints derived from them.
+
+- ``parse_record(Model, raw, strict_enums=True)`` -> row dict to load (API keys, typed values, extras kept)
+- ``columns_for(Model)`` / ``nested_hints_for(Model)`` -> dlt ``columns`` / ``nested_hints`` of a resource
+- ``ENUMS`` -> allowed values of every enumeration, keyed like ``"sale.status"``
+"""
+
+from __future__ import annotations
+
+from .account import Token, TokenCredential, TokenUser, WebhookEvent, WebhookOrigin
+from .common import (
+    TIMESTAMP_FORMS,
+    Amount,
+    ApiModel,
+    CodeDescription,
+    DecimalValue,
+    FreeMap,
+    IdName,
+    Money,
+    Timestamp,
+    Uuid,
+    parse_decimal,
+    parse_timestamp,
+)
+from .enums import ENUMS
+from .events import Attendee, EventAddress, Geolocation, Lot, ManualAttendee, Ticket, TicketedEvent
+from .financial import BankAccount, FiscalDocument, Transfer
+from .hints import TablePath, child_tables_for, columns_for, enum_columns, nested_hints_for
+from .learning import CommunityMember, CommunityPost, Delivery, Enrollment, LessonComment
+from .parse import Problem, RecordValidationError, parse_record, register_resource
+from .products import Affiliation, Campaign, Partner, Product
+from .store import Sale, SaleItem, SaleParty, Subscription, SubscriptionProduct
+
+# The table each record model is loaded into (docs/contracts.md part 4); used in messages.
+RESOURCES: dict[str, type[ApiModel]] = {
+    "products": Product,
+    "product_campaigns": Campaign,
+    "product_partners": Partner,
+    "affiliations": Affiliation,
+    "transfers": Transfer,
+    "subscriptions": Subscription,
+    "sales": Sale,
+    "fiscal_documents": FiscalDocument,
+    "events": TicketedEvent,
+    "event_attendees": Attendee,
+    "enrollments": Enrollment,
+    "deliveries": Delivery,
+    "community_top_posts": CommunityPost,
+    "community_commenters": CommunityMember,
+    "lesson_comments": LessonComment,
+    "webhook_origins": WebhookOrigin,
+}
+for _name, _model in RESOURCES.items():
+    register_resource(_name, _model)
+register_resource("token", Token)
+register_resource("manual_attendee", ManualAttendee)
+
+__all__ = [
+    "ENUMS",
+    "RESOURCES",
+    "TIMESTAMP_FORMS",
+    "Affiliation",
+    "Amount",
+    "ApiModel",
+    "Attendee",
+    "BankAccount",
+    "Campaign",
+    "CodeDescription",
+    "CommunityMember",
+    "CommunityPost",
+    "DecimalValue",
+    "Delivery",
+    "Enrollment",
+    "EventAddress",
+    "FiscalDocument",
+    "FreeMap",
+    "Geolocation",
+    "IdName",
+    "LessonComment",
+    "Lot",
+    "ManualAttendee",
+    "Money",
+    "Partner",
+    "Problem",
+    "Product",
+    "RecordValidationError",
+    "Sale",
+    "SaleItem",
+    "SaleParty",
+    "Subscription",
+    "SubscriptionProduct",
+    "TablePath",
+    "Ticket",
+    "TicketedEvent",
+    "Timestamp",
+    "Token",
+    "TokenCredential",
+    "TokenUser",
+    "Transfer",
+    "Uuid",
+    "WebhookEvent",
+    "WebhookOrigin",
+    "child_tables_for",
+    "columns_for",
+    "enum_columns",
+    "nested_hints_for",
+    "parse_decimal",
+    "parse_record",
+    "parse_timestamp",
+    "register_resource",
+]
