@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,6 +30,7 @@ from sandbox.server import SandboxServer
 from sandbox.world.api import World
 
 DEFAULT_WORLD = "sandbox.world:SyntheticWorld"
+_ROOT = Path(__file__).resolve().parent.parent
 REDIRECT_URI = "http://localhost/callback"
 
 
@@ -152,10 +154,11 @@ def running_sandbox_process(
         command += ["--faults", faults]
     if world_factory:
         command += ["--world", world_factory]
+    child_env = {**os.environ, **(env or {})}
+    # The child must import this very `sandbox`, whatever its working directory or install state.
+    child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), child_env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryFile("w+") as stderr:
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=stderr, text=True, env={**os.environ, **(env or {})}
-        )
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=child_env)
         try:
             urls = _read_urls(process, start_timeout)
             if urls is None:

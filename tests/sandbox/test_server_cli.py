@@ -1,0 +1,134 @@
+"""The command line, `python -m sandbox`, clean stops on signals, and the subprocess fixture."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from fake_world import FakeWorld
+
+from sandbox.cli import main
+from sandbox.testing import running_sandbox, running_sandbox_process
+
+HERE = str(Path(__file__).parent)
+FAKE = {"world_factory": "fake_world:FakeWorld", "env": {"PYTHONPATH": HERE}}
+
+
+def test_help_lists_commands_and_serve_options(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert all(word in out for word in ("serve", "advance", "authorize", "catalog"))
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = capsys.readouterr().out
+    for option in (
+        "--host",
+        "--port",
+        "--auth-port",
+        "--seed",
+        "--scale",
+        "--time-scale",
+        "--faults",
+        "--rate-limits",
+    ):
+        assert option in out
+
+
+@pytest.mark.parametrize(
+    "argv", [["--faults", "error=2"], ["--rate-limits", "maybe"], ["--time-scale", "0"], ["--port", "x"]]
+)
+def test_bad_serve_options_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+
+
+def test_client_commands_against_a_running_sandbox(capsys):
+    with running_sandbox(world=FakeWorld()) as sandbox:
+        assert main(["advance", "--seconds", "60", "--base-url", sandbox.base_url]) == 0
+        assert capsys.readouterr().out.strip() == "2026-06-01T00:01:00.000Z"
+        assert main(["catalog", "--base-url", sandbox.base_url]) == 0
+        assert '"events"' in capsys.readouterr().out
+        assert main(["authorize", "--auth-url", sandbox.auth_url, "--scope", "events_read"]) == 0
+        code = capsys.readouterr().out.strip()
+        assert len(code) > 20
+        assert main(["authorize", "--auth-url", sandbox.auth_url, "--exchange"]) == 0
+        token = capsys.readouterr().out.strip()
+        headers = {"Authorization": f"Bearer {token}"}
+        assert httpx.get(f"{sandbox.base_url}/store/v1/products", headers=headers).status_code == 200
+        assert main(["authorize", "--auth-url", sandbox.auth_url, "--client-id", "nobody"]) == 1
+        assert "404" in capsys.readouterr().err
+
+
+def test_client_commands_report_an_unreachable_sandbox(capsys):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    assert main(["catalog", "--base-url", f"http://127.0.0.1:{port}"]) == 1
+    assert "is the sandbox running?" in capsys.readouterr().err
+
+
+def test_in_process_sandbox_releases_its_ports():
+    with running_sandbox(world=FakeWorld()) as sandbox:
+        port = int(sandbox.base_url.rsplit(":", 1)[1])
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(sandbox.base_url + "/sandbox/stats")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_python_m_sandbox_serves_and_stops_cleanly_on_signals(sig):
+    with running_sandbox_process(**FAKE) as sandbox:
+        assert sandbox.process is not None
+        token = sandbox.token()
+        response = httpx.get(
+            f"{sandbox.base_url}/store/v1/products", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert response.status_code == 200
+        sandbox.process.send_signal(sig)
+        assert sandbox.process.wait(15) == 0
+        assert sandbox.process.stdout is not None
+        assert "sandbox stopped" in sandbox.process.stdout.read()
+
+
+def test_a_killed_sandbox_process_refuses_connections():
+    with running_sandbox_process(**FAKE) as sandbox:
+        assert sandbox.process is not None
+        sandbox.process.kill()
+        sandbox.process.wait(15)
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{sandbox.base_url}/sandbox/stats")
+
+
+def test_the_banner_prints_urls_and_demo_credentials():
+    command = [
+        sys.executable,
+        "-m",
+        "sandbox",
+        "--port",
+        "0",
+        "--auth-port",
+        "0",
+        "--world",
+        "fake_world:FakeWorld",
+    ]
+    env = {"PYTHONPATH": HERE + ":" + str(Path(__file__).parents[2]), "PATH": ""}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(6)]
+    finally:
+        process.terminate()
+        process.wait(15)
+    text = "".join(lines)
+    assert "base_url: http://127.0.0.1:" in text and "auth_url: http://127.0.0.1:" in text
+    assert "client_id: sandbox-demo" in text and "client_secret: sandbox-demo-secret" in text
