@@ -1,0 +1,53 @@
+{#- Course x lesson: how lesson comments are moderated and handled. The course is known only when the
+    source read comments per course (null otherwise). -#}
+{%- set statuses = var('platform_enums')['lesson_comment_status'] %}
+
+with comments as (
+
+    select * from {{ ref('stg_platform__lesson_comments') }}
+
+),
+
+aggregated as (
+
+    select
+        course_id,
+        lesson_id,
+        count(*) as count_comments,
+        {%- for status in statuses %}
+        sum(case when comment_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
+        {%- endfor %}
+        sum(case when is_answered then 1 else 0 end) as count_answered,
+        sum(case when is_read then 1 else 0 end) as count_read,
+        sum(case when is_favorite then 1 else 0 end) as count_favorite,
+        sum(case when is_fixed then 1 else 0 end) as count_fixed,
+        min(created_at) as first_comment_at,
+        max(created_at) as last_comment_at
+    from comments
+    group by course_id, lesson_id
+
+),
+
+final as (
+
+    select
+        {{ surrogate_key(['course_id', 'lesson_id']) }} as course_lesson_key,
+        course_id,
+        lesson_id,
+        count_comments,
+        {%- for status in statuses %}
+        count_{{ snake_case(status) }},
+        {%- endfor %}
+        count_answered,
+        count_read,
+        count_favorite,
+        count_fixed,
+        {{ safe_divide('count_answered', 'count_comments') }} as answered_rate,
+        count_comments - count_read as count_unread,
+        first_comment_at,
+        last_comment_at
+    from aggregated
+
+)
+
+select * from final

@@ -1,0 +1,95 @@
+{#- Day x currency. Each measure is counted on the day its event happened: sales on their creation
+    day, payments on their payment day, refunds on their refund day. -#}
+{%- set methods = var('platform_enums')['sale_payment_method'] %}
+
+with sales as (
+
+    select * from {{ ref('fct_sales') }}
+
+),
+
+created as (
+
+    select
+        created_on as sales_date,
+        currency,
+        count(*) as count_sales
+    from sales
+    group by created_on, currency
+
+),
+
+paid as (
+
+    select
+        cast(coalesce(paid_at, created_at) as date) as sales_date,
+        currency,
+        count(*) as count_paid_sales,
+        sum(gross_amount) as gross_amount,
+        sum(net_amount) as net_amount,
+        sum(total_fees_amount) as fees_amount,
+        {%- for method in methods %}
+        sum(case when payment_method = '{{ method }}' then 1 else 0 end) as count_paid_{{ snake_case(method) }},
+        sum(case when payment_method = '{{ method }}' then gross_amount else 0 end)
+            as gross_amount_{{ snake_case(method) }}{% if not loop.last %},{% endif %}
+        {%- endfor %}
+    from sales
+    where was_paid
+    group by cast(coalesce(paid_at, created_at) as date), currency
+
+),
+
+refunded as (
+
+    select
+        cast(coalesce(refunded_at, updated_at) as date) as sales_date,
+        currency,
+        count(*) as count_refunded_sales,
+        sum(refunded_amount) as refunded_amount
+    from sales
+    where is_refunded
+    group by cast(coalesce(refunded_at, updated_at) as date), currency
+
+),
+
+days as (
+
+    select sales_date, currency from created
+    union
+    select sales_date, currency from paid
+    union
+    select sales_date, currency from refunded
+
+),
+
+final as (
+
+    select
+        {{ surrogate_key(['days.sales_date', 'days.currency']) }} as day_currency_key,
+        days.sales_date,
+        days.currency,
+        coalesce(created.count_sales, 0) as count_sales,
+        coalesce(paid.count_paid_sales, 0) as count_paid_sales,
+        coalesce(refunded.count_refunded_sales, 0) as count_refunded_sales,
+        coalesce(paid.gross_amount, 0) as gross_amount,
+        coalesce(paid.net_amount, 0) as net_amount,
+        coalesce(paid.fees_amount, 0) as fees_amount,
+        coalesce(refunded.refunded_amount, 0) as refunded_amount,
+        {%- for method in methods %}
+        coalesce(paid.count_paid_{{ snake_case(method) }}, 0) as count_paid_{{ snake_case(method) }},
+        coalesce(paid.gross_amount_{{ snake_case(method) }}, 0) as gross_amount_{{ snake_case(method) }}{% if not loop.last %},{% endif %}
+        {%- endfor %}
+    from days
+    left join created
+        on days.sales_date = created.sales_date
+        and days.currency = created.currency
+    left join paid
+        on days.sales_date = paid.sales_date
+        and days.currency = paid.currency
+    left join refunded
+        on days.sales_date = refunded.sales_date
+        and days.currency = refunded.currency
+
+)
+
+select * from final
