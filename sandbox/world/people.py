@@ -1,0 +1,147 @@
+"""People: buyers, attendees, comment authors, affiliates, partners, community members.
+
+A person is derived from (seed, pid) and cached in a bounded LRU, so any record can cite a person by
+pid and get the same name, e-mail, CPF, phone and address every time.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .rng import Rng, entity_key, record_key
+
+FIRST = (
+    "Ana", "João", "Maria", "José", "Francisca", "Antônio", "Adriana", "Carlos", "Juliana", "Paulo",
+    "Márcia", "Pedro", "Fernanda", "Lucas", "Patrícia", "Luiz", "Aline", "Marcos", "Camila", "Gabriel",
+    "Sandra", "Rafael", "Letícia", "Daniel", "Beatriz", "Bruno", "Larissa", "Eduardo", "Vanessa", "Felipe",
+    "Débora", "Rodrigo", "Tatiane", "Gustavo", "Renata", "Mateus", "Cláudia", "André", "Simone", "Thiago",
+    "Luana", "Vinícius", "Bianca", "Leonardo", "Priscila", "Diego", "Jéssica", "Caio",
+)
+LAST = (
+    "Silva", "Santos", "Oliveira", "Souza", "Rodrigues", "Ferreira", "Alves", "Pereira", "Lima", "Gomes",
+    "Costa", "Ribeiro", "Martins", "Carvalho", "Almeida", "Lopes", "Soares", "Fernandes", "Vieira", "Barbosa",
+    "Rocha", "Dias", "Nascimento", "Andrade", "Moreira", "Nunes", "Marques", "Machado", "Mendes", "Freitas",
+    "Cardoso", "Ramos", "Gonçalves", "Santana", "Teixeira", "Araújo", "Castro", "Conceição", "Pinto", "Correia",
+)
+# (city, state, area code, zip prefix)
+CITIES = (
+    ("São Paulo", "SP", "11", "01"), ("Campinas", "SP", "19", "13"), ("Rio de Janeiro", "RJ", "21", "20"),
+    ("Niterói", "RJ", "21", "24"), ("Belo Horizonte", "MG", "31", "30"), ("Uberlândia", "MG", "34", "38"),
+    ("Curitiba", "PR", "41", "80"), ("Londrina", "PR", "43", "86"), ("Porto Alegre", "RS", "51", "90"),
+    ("Florianópolis", "SC", "48", "88"), ("Salvador", "BA", "71", "40"), ("Recife", "PE", "81", "50"),
+    ("Fortaleza", "CE", "85", "60"), ("Belém", "PA", "91", "66"), ("Manaus", "AM", "92", "69"),
+    ("Goiânia", "GO", "62", "74"), ("Brasília", "DF", "61", "70"), ("Vitória", "ES", "27", "29"),
+    ("Natal", "RN", "84", "59"), ("São Luís", "MA", "98", "65"),
+)
+STREETS = (
+    "Rua das Flores", "Avenida Brasil", "Rua XV de Novembro", "Rua Sete de Setembro", "Avenida Paulista",
+    "Rua Tiradentes", "Rua São João", "Avenida Getúlio Vargas", "Rua Dom Pedro II", "Rua da Paz",
+    "Avenida Atlântica", "Rua Barão do Rio Branco", "Rua Santos Dumont", "Rua Marechal Deodoro",
+)
+DISTRICTS = (
+    "Centro", "Jardim América", "Vila Nova", "Boa Vista", "Santa Cruz", "São José", "Bela Vista",
+    "Liberdade", "Jardim Paulista", "Copacabana", "Savassi", "Batel", "Moinhos de Vento", "Aldeota",
+)
+DOMAINS = ("gmail.com", "hotmail.com", "outlook.com", "yahoo.com.br", "uol.com.br", "example.com")
+COMPLEMENTS = ("Apto 12", "Apto 301", "Casa 2", "Bloco B", "Fundos", "Sala 5")
+
+
+def ascii_fold(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def cpf_check_digits(nine: str) -> str:
+    """The two check digits of a CPF whose first nine digits are `nine`."""
+    digits = [int(c) for c in nine]
+    for weight_start in (10, 11):
+        total = sum(d * w for d, w in zip(digits, range(weight_start, 1, -1), strict=False))
+        rest = total * 10 % 11
+        digits.append(0 if rest == 10 else rest)
+    return f"{digits[-2]}{digits[-1]}"
+
+
+def cpf_is_valid(document: str) -> bool:
+    """True when `document` (digits, dots and dash allowed) is an 11-digit CPF with right check digits."""
+    digits = document.strip().replace(".", "").replace("-", "")
+    if len(digits) != 11 or not (digits.isascii() and digits.isdigit()) or len(set(digits)) == 1:
+        return False
+    return cpf_check_digits(digits[:9]) == digits[9:]
+
+
+def make_cpf(rng: Rng) -> str:
+    nine = f"{rng.below(999_999_998) + 1:09d}"
+    if len(set(nine)) == 1:  # 111.111.111-xx and the like are refused by validators
+        nine = "1" + nine[1:] if nine[0] != "1" else "2" + nine[1:]
+    return nine + cpf_check_digits(nine)
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    pid: int
+    id: str  # platform account id (numeric string)
+    name: str
+    email: str
+    document: str  # CPF, digits only
+    country_code: str
+    area_code: str
+    number: str  # mobile number without area code
+    city: str
+    state: str
+    zip_code: str
+    street: str
+    street_number: str
+    district: str
+    complement: str | None
+
+    @property
+    def phone(self) -> str:
+        return f"{self.country_code}{self.area_code}{self.number}"
+
+    def address(self) -> dict[str, str | None]:
+        """The sale buyer's address shape."""
+        return {
+            "zipCode": self.zip_code,
+            "street": self.street,
+            "number": self.street_number,
+            "complement": self.complement,
+            "neighborhood": self.district,
+            "city": self.city,
+            "state": self.state,
+        }
+
+
+class People:
+    """Deterministic people of one world, by pid; a bounded cache keeps memory flat."""
+
+    def __init__(self, seed: int):
+        self._key = entity_key(seed, "person")
+        self.get = lru_cache(maxsize=32768)(self._make)
+
+    def _make(self, pid: int) -> Person:
+        rng = Rng(record_key(self._key, pid))
+        first = rng.pick(FIRST)
+        last = rng.pick(LAST)
+        middle = rng.pick(LAST) if rng.chance(0.5) else None
+        name = f"{first} {middle} {last}" if middle else f"{first} {last}"
+        local = ascii_fold(f"{first}.{last}").lower()
+        email = f"{local}{pid}@{rng.pick(DOMAINS)}"
+        city, state, area, zip_prefix = rng.pick(CITIES)
+        return Person(
+            pid=pid,
+            id=str(30_000_000 + pid),
+            name=name,
+            email=email,
+            document=make_cpf(rng),
+            country_code="55",
+            area_code=area,
+            number=f"9{rng.below(100_000_000):08d}",
+            city=city,
+            state=state,
+            zip_code=f"{zip_prefix}{rng.below(1_000_000):06d}",
+            street=rng.pick(STREETS),
+            street_number=str(rng.between(1, 3999)),
+            district=rng.pick(DISTRICTS),
+            complement=rng.pick(COMPLEMENTS) if rng.chance(0.35) else None,
+        )
