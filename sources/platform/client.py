@@ -8,12 +8,9 @@ Every call goes the same way: rate limiter (`ratelimit.py`) → HTTP → classif
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import random
-import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, fields, replace
 from datetime import UTC, date, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -22,64 +19,30 @@ import httpx
 
 from sources.platform.auth import BearerAuth
 from sources.platform.clock import Clock, SystemClock
-from sources.platform.errors import (
-    REAUTHORIZE_HINT,
-    ApiError,
-    ConfigurationError,
-    MalformedResponseError,
-    PlatformError,
-    TransportError,
-    error_for_status,
-    parse_error_body,
-    tries,
-)
+from sources.platform.errors import REAUTHORIZE_HINT, ApiError, ConfigurationError, MalformedResponseError
 from sources.platform.operations import Operation, get_operation
+from sources.platform.outcomes import (
+    Failed,
+    decode_json,
+    int_header,
+    malformed_failure,
+    request_url,
+    status_failure,
+    transport_failure,
+)
 from sources.platform.paging import Page, PageWalk, parse_envelope
 from sources.platform.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters
 from sources.platform.redaction import Redactor, redact_url
-from sources.platform.retry import Failure, FailureKind, RetryPolicy
+from sources.platform.retry import RetryPolicy
+from sources.platform.stats import OperationStats, StatsBook, total_stats
 
-__all__ = ["OperationStats", "Page", "PlatformClient"]
+__all__ = ["OperationStats", "Page", "PlatformClient", "format_query_value", "total_stats"]
 
 logger = logging.getLogger("platform_sync.client")
 
 T = TypeVar("T")
 USER_AGENT = "platform-sync/0.1 (+httpx)"
 PAGING_PARAMS = frozenset({"page", "itemsPerPage"})
-
-
-@dataclass(frozen=True, slots=True)
-class OperationStats:
-    """Counts for one operation. `requests` counts every HTTP try; `errors` the calls that raised."""
-
-    requests: int = 0
-    retries: int = 0
-    rate_limited: int = 0  # 429 answers
-    errors: int = 0
-    rate_limit_wait_seconds: float = 0.0  # waited for the proactive limiter (and Retry-After blocks)
-    backoff_seconds: float = 0.0  # slept between tries
-
-
-class _StatsBook:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_operation: dict[str, OperationStats] = {}
-
-    def add(self, operation: str, **deltas: float) -> None:
-        with self._lock:
-            current = self._by_operation.get(operation, OperationStats())
-            changes = {name: getattr(current, name) + value for name, value in deltas.items()}
-            self._by_operation[operation] = replace(current, **changes)
-
-    def snapshot(self) -> dict[str, OperationStats]:
-        with self._lock:
-            return dict(self._by_operation)
-
-
-def total_stats(stats: Mapping[str, OperationStats]) -> OperationStats:
-    """The sum over operations of a `PlatformClient.stats` snapshot."""
-    totals = {f.name: sum(getattr(s, f.name) for s in stats.values()) for f in fields(OperationStats)}
-    return OperationStats(**totals)
 
 
 def format_query_value(value: object) -> Any:
@@ -96,35 +59,6 @@ def format_query_value(value: object) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         return [format_query_value(item) for item in value]
     return str(value)
-
-
-def _classify_transport(exc: httpx.RequestError) -> FailureKind:
-    # Only these exceptions prove the request never left: anything later may have reached the server.
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
-        return FailureKind.CONNECT
-    if isinstance(exc, httpx.TimeoutException):
-        return FailureKind.TIMEOUT
-    if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
-        return FailureKind.DROPPED
-    if isinstance(exc, httpx.DecodingError):
-        return FailureKind.MALFORMED
-    return FailureKind.INVALID  # LocalProtocolError, UnsupportedProtocol, ...: asking again won't help
-
-
-def _decode_json(
-    response: httpx.Response, operation: str, page: int | None, redact: Callable[[str], str]
-) -> Any:
-    try:
-        return json.loads(response.content)
-    except ValueError:
-        snippet = redact(response.content[:80].decode("utf-8", errors="replace"))
-        where = f" page {page}" if page is not None else ""
-        raise MalformedResponseError(
-            f"{operation}:{where} the answer ({response.status_code}, {len(response.content)} bytes) is not "
-            f"JSON, perhaps truncated: {snippet!r}",
-            operation=operation,
-            page=page,
-        ) from None
 
 
 class PlatformClient:
@@ -176,7 +110,7 @@ class PlatformClient:
             rng=rng,
         )
         self._limiters = RateLimiters(rate_limits, rate_limit_time_scale, self._clock, margin=window_margin)
-        self._stats = _StatsBook()
+        self._stats = StatsBook()
         self._http = httpx.Client(
             base_url=self.base_url,
             auth=BearerAuth(access_token),
@@ -317,7 +251,7 @@ class PlatformClient:
             permit = limiter.acquire()
             self._stats.add(operation.name, requests=1, rate_limit_wait_seconds=permit.waited)
             outcome = self._attempt(operation, path, query, body, parse, page, permit)
-            if not isinstance(outcome, _Failed):
+            if not isinstance(outcome, Failed):
                 return outcome
             failure = outcome.failure
             if not self._policy.should_retry(failure, attempt, idempotent=operation.idempotent):
@@ -325,11 +259,10 @@ class PlatformClient:
                 raise outcome.build(attempt) from outcome.cause
             server_delay = self._policy.server_delay(failure, self._clock.now())
             # After a 429 with Retry-After the limiter holds every thread of the operation until then.
-            delay = (
-                0.0
-                if failure.status == 429 and server_delay is not None
-                else (self._policy.delay(failure, attempt, self._clock.now()))
-            )
+            if failure.status == 429 and server_delay is not None:
+                delay = 0.0
+            else:
+                delay = self._policy.delay(failure, attempt, self._clock.now())
             logger.warning(
                 "%s: %s (try %d of %d); retrying %s",
                 operation.name,
@@ -350,13 +283,22 @@ class PlatformClient:
         parse: Callable[[Any], T],
         page: int | None,
         permit: Permit,
-    ) -> T | _Failed:
+    ) -> T | Failed:
         """One try: the parsed value, or what went wrong."""
         started = self._clock.monotonic()
         try:
             response = self._http.request(operation.method, path, params=query, json=body)
         except httpx.RequestError as exc:
-            return self._transport_failure(operation, path, exc, started)
+            url = self._redact_url(request_url(exc, path))
+            logger.debug(
+                "%s %s %s -> %s after %.3fs",
+                operation.name,
+                operation.method,
+                url,
+                type(exc).__name__,
+                self._clock.monotonic() - started,
+            )
+            return transport_failure(operation, exc, url, self._redactor.redact)
         url = self._redact_url(response.request.url)
         logger.debug(
             "%s %s %s -> %d in %.3fs",
@@ -368,117 +310,18 @@ class PlatformClient:
         )
         if response.is_success:
             try:
-                return parse(_decode_json(response, operation.name, page, self._redactor.redact))
+                return parse(decode_json(response, operation.name, page, self._redactor.redact))
             except MalformedResponseError as exc:
-                return _malformed_failure(operation, exc)
-        failure = Failure(FailureKind.STATUS, response.status_code, response.headers.get("Retry-After"))
+                return malformed_failure(operation, exc)
+        failed = status_failure(operation, response, url, self._redactor.redact)
         if response.status_code == 429:
             self._stats.add(operation.name, rate_limited=1)
             self._limiters.get(operation.name).on_rate_limited(
                 permit,
-                retry_after=self._policy.server_delay(failure, self._clock.now()),
-                server_limit=_int_header(response, "X-RateLimit-Limit"),
+                retry_after=self._policy.server_delay(failed.failure, self._clock.now()),
+                server_limit=int_header(response, "X-RateLimit-Limit"),
             )
-        error_body = parse_error_body(response.content, response.reason_phrase, self._redactor.redact)
-        # A POST answered 5xx may have been applied, which is why it was not retried: say so.
-        note = _UNSAFE_NOTE if not operation.idempotent and response.status_code >= 500 else ""
-
-        def build(attempts: int) -> PlatformError:
-            return error_for_status(
-                operation=operation.name,
-                scopes=operation.scopes,
-                status=failure.status or 0,
-                body=error_body,
-                url=url,
-                attempts=attempts,
-                note=note,
-            )
-
-        return _Failed(failure, f"answered {response.status_code} {error_body.message}", build)
-
-    def _transport_failure(
-        self, operation: Operation, path: str, exc: httpx.RequestError, started: float
-    ) -> _Failed:
-        url = self._redact_url(exc.request.url if _has_request(exc) else path)
-        kind = _classify_transport(exc)
-        logger.debug(
-            "%s %s %s -> %s after %.3fs",
-            operation.name,
-            operation.method,
-            url,
-            type(exc).__name__,
-            self._clock.monotonic() - started,
-        )
-        what = f"{type(exc).__name__}: {self._redactor(str(exc))}" if str(exc) else type(exc).__name__
-        if kind is FailureKind.INVALID:
-            return _Failed(
-                Failure(kind),
-                what,
-                lambda _: TransportError(
-                    f"{operation.name}: cannot send to {url} ({what})", operation=operation.name
-                ),
-                cause=exc,
-            )
-        note = "" if kind is FailureKind.CONNECT or operation.idempotent else _UNSAFE_NOTE
-
-        def build(attempts: int) -> PlatformError:
-            return TransportError(
-                f"{operation.name}: no answer from {url} after {tries(attempts)} (last: {what}). "
-                "Check base_url and the network, or raise `timeout`/`max_retries`." + note,
-                operation=operation.name,
-                attempts=attempts,
-            )
-
-        return _Failed(Failure(kind), what, build, cause=exc)
+        return failed
 
     def _redact_url(self, url: object) -> str:
         return self._redactor(redact_url(url))
-
-
-_UNSAFE_NOTE = (
-    " This request changes data and was not repeated because the server may have applied it: check "
-    "before sending it again."
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Failed:
-    """A failed try: what the retry policy needs, a summary for the log, and the exception to raise if it
-    is the last one (built then, with the number of tries made)."""
-
-    failure: Failure
-    summary: str
-    build: Callable[[int], PlatformError]
-    cause: BaseException | None = None
-
-
-def _malformed_failure(operation: Operation, exc: MalformedResponseError) -> _Failed:
-    # A POST whose 2xx body is broken was applied: never repeat it, and say so.
-    note = "" if operation.idempotent else _UNSAFE_NOTE.replace("may have applied", "has applied")
-
-    def build(attempts: int) -> PlatformError:
-        advice = " The server keeps sending broken answers: run again later." if attempts > 1 else ""
-        return MalformedResponseError(
-            f"{exc.message} (after {tries(attempts)}).{advice}{note}",
-            operation=operation.name,
-            page=exc.page,
-            attempts=attempts,
-        )
-
-    return _Failed(Failure(FailureKind.MALFORMED), exc.message, build)
-
-
-def _has_request(exc: httpx.RequestError) -> bool:
-    try:
-        exc.request  # noqa: B018  # raises RuntimeError when httpx did not attach one
-    except RuntimeError:
-        return False
-    return True
-
-
-def _int_header(response: httpx.Response, name: str) -> int | None:
-    value = response.headers.get(name)
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
