@@ -183,7 +183,7 @@ def parse_error_body(content: bytes, reason: str, redact: Callable[[str], str]) 
     try:
         data = json.loads(content)
     except ValueError:
-        return ErrorBody(message=redact(reason))
+        return ErrorBody(message=redact(_plain_text(content) or reason))
     if not isinstance(data, dict):
         return ErrorBody(message=redact(reason))
     message = data.get("message")
@@ -203,6 +203,15 @@ def parse_error_body(content: bytes, reason: str, redact: Callable[[str], str]) 
         details=tuple(details),
         scope=redact(scope) if isinstance(scope, str) and scope else None,
     )
+
+
+def _plain_text(content: bytes) -> str | None:
+    # A short plain-text body is the server's message (e.g. "missing scope in request headers"); an HTML
+    # page from a proxy is not, and is replaced by the status text.
+    text = content.decode("utf-8", errors="replace").strip()
+    if not text or len(text) > 300 or text.startswith("<"):
+        return None
+    return " ".join(text.split())
 
 
 def _looks_like_scope_problem(body: ErrorBody) -> bool:

@@ -38,7 +38,9 @@ _MIN_SECRET_LENGTH = 6
 
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[^\s\"',;]+")
 _KEY_VALUE = re.compile(
-    r"(?i)([\"']?(?:" + "|".join(sorted(SENSITIVE_KEYS)) + r")[\"']?\s*[:=]\s*)([\"']?)([^\"'&\s,;}]+)"
+    r"(?i)(?<![\w-])([\"']?(?:" + "|".join(sorted(SENSITIVE_KEYS)) + r")[\"']?\s*[:=]\s*)([\"']?)"
+    # `Authorization: Bearer <x>` is left to _BEARER, so that it reads `Bearer ***`.
+    r"(?!bearer\s|basic\s)([^\"'&\s,;}]+)"
 )
 
 
