@@ -40,7 +40,7 @@
     {%- if kind == 'string' -%} {{ dbt.type_string() }}
     {%- elif kind == 'int' -%} {{ dbt.type_bigint() }}
     {%- elif kind == 'float' -%} {{ dbt.type_float() }}
-    {%- elif kind == 'money' -%} {{ type_money() }}
+    {%- elif kind == 'money' or kind == 'decimal' -%} {{ type_money() }}
     {%- elif kind == 'bool' -%} {{ dbt.type_boolean() }}
     {%- elif kind == 'timestamp' -%} {{ type_timestamptz() }}
     {%- elif kind == 'date' -%} {{ type_date() }}
@@ -48,7 +48,7 @@
     {%- endif -%}
 {%- endmacro %}
 
-{#- kind: string, int, float, money, bool, timestamp, date (a timestamp cut to its UTC date),
+{#- kind: string, int, float, money, decimal (a non-money exact number), bool, timestamp, date (a timestamp cut to its UTC date),
     timestamp_text (a string holding an ISO 8601 or `YYYY-MM-DD HH:MM:SS` timestamp; a naive one is
     UTC; an unparsable one is null), date_text, json_text (a json value kept as text). -#}
 {% macro platform_col(cols, name, kind, relation_alias=none) -%}
@@ -56,13 +56,13 @@
     {%- if relation_alias is not none -%}{%- set name = relation_alias ~ '.' ~ name -%}{%- endif -%}
     {%- if kind == 'timestamp_text' -%}
         {%- if present -%}
-            {{ dbt.safe_cast(dbt.cast(name, dbt.type_string()), type_timestamptz()) }}
+            {{ try_cast_timestamptz(dbt.cast(name, dbt.type_string())) }}
         {%- else -%}
             cast(null as {{ type_timestamptz() }})
         {%- endif -%}
     {%- elif kind == 'date_text' -%}
         {%- if present -%}
-            cast({{ dbt.safe_cast(dbt.cast(name, dbt.type_string()), type_timestamptz()) }} as {{ type_date() }})
+            cast({{ try_cast_timestamptz(dbt.cast(name, dbt.type_string())) }} as {{ type_date() }})
         {%- else -%}
             cast(null as {{ type_date() }})
         {%- endif -%}

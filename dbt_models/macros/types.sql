@@ -21,3 +21,24 @@
 {% macro type_date() -%}
     date
 {%- endmacro %}
+
+{#- A text holding a timestamp -> timestamp with time zone; null (not an error) when it is not one.
+    dbt.safe_cast is a plain cast on DuckDB and PostgreSQL, so each gets its own form. -#}
+{% macro try_cast_timestamptz(expression) -%}
+    {{ return(adapter.dispatch('try_cast_timestamptz', 'platform_sync')(expression)) }}
+{%- endmacro %}
+
+{% macro default__try_cast_timestamptz(expression) -%}
+    {{ dbt.safe_cast(expression, type_timestamptz()) }}
+{%- endmacro %}
+
+{% macro duckdb__try_cast_timestamptz(expression) -%}
+    try_cast({{ expression }} as {{ type_timestamptz() }})
+{%- endmacro %}
+
+{% macro postgres__try_cast_timestamptz(expression) -%}
+    case
+        when {{ expression }} ~ '^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$'
+            then cast({{ expression }} as {{ type_timestamptz() }})
+    end
+{%- endmacro %}

@@ -26,7 +26,7 @@ renamed as (
 final as (
 
     select
-        {{ surrogate_key(['team_slug', 'student_slug', 'course_name', 'created_at']) }} as enrollment_key,
+        {{ surrogate_key(['team_slug', 'student_slug', 'course_name']) }} as enrollment_key,
         *
     from renamed
 

@@ -17,8 +17,8 @@ renamed as (
         -- attributes
         {{ platform_col(cols, 'title', 'string') }} as campaign_title,
         {{ platform_col(cols, 'url', 'string') }} as campaign_url,
-        {{ platform_col(cols, 'result_per_click__affiliate', 'float') }} as result_per_click_affiliate,
-        {{ platform_col(cols, 'result_per_click__producer', 'float') }} as result_per_click_producer,
+        {{ platform_col(cols, 'result_per_click__affiliate', 'decimal') }} as result_per_click_affiliate,
+        {{ platform_col(cols, 'result_per_click__producer', 'decimal') }} as result_per_click_producer,
         {{ platform_col(cols, 'is_infinity_funnel', 'bool') }} as is_infinity_funnel,
         {{ platform_col(cols, 'is_active', 'bool') }} as is_active,
         -- timestamps

@@ -17,7 +17,7 @@ renamed as (
         {{ platform_col(cols, 'name', 'string') }} as partner_name,
         {{ platform_col(cols, 'email', 'string') }} as partner_email,
         {{ platform_col(cols, 'commission__type', 'string') }} as commission_type,
-        {{ platform_col(cols, 'commission__value', 'float') }} as commission_value,
+        {{ platform_col(cols, 'commission__value', 'decimal') }} as commission_value,
         {{ platform_col(cols, 'commission__only_by_affiliate', 'bool') }} as is_commission_only_by_affiliate,
         {{ platform_col(cols, 'permission__can_manage_affiliates', 'bool') }} as can_manage_affiliates,
         {{ platform_col(cols, 'permission__can_refund', 'bool') }} as can_refund,

@@ -1,0 +1,34 @@
+-- The MRR of each month and currency equals the monthly amounts of the paying subscriptions of
+-- fct_subscriptions that had started before the month's end and had not ended by then, recomputed
+-- here independently of the mart's own logic.
+with months as (
+
+    select
+        month_start,
+        currency,
+        mrr_amount,
+        cast({{ dbt.dateadd('month', '1', 'month_start') }} as {{ type_timestamptz() }}) as month_end
+    from {{ ref('subscriptions_mrr_monthly') }}
+
+),
+
+expected as (
+
+    select
+        months.month_start,
+        months.currency,
+        months.mrr_amount,
+        coalesce(sum(subscriptions.monthly_amount), 0) as expected_mrr_amount
+    from months
+    left join {{ ref('fct_subscriptions') }} as subscriptions
+        on months.currency = subscriptions.currency
+        and subscriptions.subscription_status not in ('trial', 'free')
+        and subscriptions.started_at < months.month_end
+        and (subscriptions.ended_at is null or subscriptions.ended_at >= months.month_end)
+    group by months.month_start, months.currency, months.mrr_amount
+
+)
+
+select *
+from expected
+where abs(mrr_amount - expected_mrr_amount) > 0.005

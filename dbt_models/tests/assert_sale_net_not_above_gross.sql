@@ -1,0 +1,7 @@
+-- What the producer nets from a sale is never more than the sale's gross value.
+select
+    sale_id,
+    gross_amount,
+    net_amount
+from {{ ref('fct_sales') }}
+where net_amount > gross_amount
