@@ -185,6 +185,11 @@ async def _api_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
 
 
+async def _world_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, WorldError)
+    return error_response(from_world_error(exc))
+
+
 async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(500, "internal server error"))
 
@@ -205,7 +210,12 @@ class KeepCycle:
 def _starlette(routes: list[Route]) -> Starlette:
     return Starlette(
         routes=routes,
-        exception_handlers={HTTPException: _http_error, ApiError: _api_error, Exception: _server_error},
+        exception_handlers={
+            HTTPException: _http_error,
+            ApiError: _api_error,
+            WorldError: _world_error,
+            Exception: _server_error,
+        },
     )
 
 
@@ -216,6 +226,15 @@ class SandboxApps:
     state: SandboxState
 
 
+def owner_id(world: World) -> str | None:
+    """The seller's user id if the world exposes one (SyntheticWorld's `owner_id`, the events' userId).
+
+    Not part of the World Protocol: without it the token's user id is derived from the seed alone.
+    """
+    value = getattr(world, "owner_id", None)
+    return value if isinstance(value, str) else None
+
+
 def create_app(world: World, options: SandboxOptions | None = None) -> SandboxApps:
     """Both ASGI apps over one world; `options.faults` is a fault spec string (ValueError if bad)."""
     from sandbox import routes_events, routes_learning, routes_sandbox, routes_store
@@ -224,7 +243,7 @@ def create_app(world: World, options: SandboxOptions | None = None) -> SandboxAp
     state = SandboxState(
         world=world,
         options=options,
-        auth=AuthStore(Identity.from_seed(options.seed), clock=lambda: world.clock),
+        auth=AuthStore(Identity.from_seed(options.seed, owner_id(world)), clock=lambda: world.clock),
         limiter=RateLimiter(time_scale=options.time_scale, enabled=options.rate_limits),
         faults=FaultInjector(FaultSpec.parse(options.faults)),
     )

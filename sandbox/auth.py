@@ -69,9 +69,10 @@ class Identity:
     picture: str
 
     @classmethod
-    def from_seed(cls, seed: int) -> Identity:
+    def from_seed(cls, seed: int, user_id: str | None = None) -> Identity:
         rng = random.Random(f"sandbox-identity-{seed}")
-        user_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        generated = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        user_id = user_id or generated
         return cls(
             user_id=user_id,
             accounts_id=str(uuid.UUID(int=rng.getrandbits(128), version=4)),

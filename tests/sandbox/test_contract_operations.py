@@ -246,7 +246,7 @@ ATTENDEE = {
         ({"document": "00000000000"}, 422),
         ({"documentType": "rg"}, 422),
         ({"useStock": "yes"}, 422),
-        ({"email": None}, 422),
+        ({"name": None}, 422),
     ],
     ids=[
         "ok",
@@ -256,7 +256,7 @@ ATTENDEE = {
         "bad-document",
         "document-type",
         "use-stock",
-        "no-email",
+        "no-name",
     ],
 )
 def test_add_attendee(fake_api, change, status):

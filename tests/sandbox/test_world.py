@@ -1,0 +1,413 @@
+"""The synthetic world: determinism, coverage, references, filters, time, paging, writes, errors, scale."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tracemalloc
+import uuid
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from world_checks import ENUMS, EPOCH_START, FAR, attendees, collect, decimal, dig, full, sales, snapshot, values
+
+from sandbox.world import SyntheticWorld, WorldError
+from sandbox.world.clock import to_datetime
+from sandbox.world.people import cpf_is_valid
+
+
+@pytest.fixture(scope="module")
+def tiny() -> SyntheticWorld:
+    return SyntheticWorld(seed=1, scale=50)
+
+
+@pytest.fixture(scope="module")
+def mid() -> SyntheticWorld:
+    return SyntheticWorld(seed=3, scale=2000)
+
+
+@pytest.fixture(scope="module")
+def mid_records(mid: SyntheticWorld) -> dict[str, list[dict]]:
+    return collect(mid)
+
+
+# -- determinism -----------------------------------------------------------------------------------
+def test_same_seed_same_bytes_and_other_seed_differs():
+    a, b = SyntheticWorld(seed=7, scale=300), SyntheticWorld(seed=7, scale=300)
+    assert snapshot(a) == snapshot(b)
+    assert snapshot(SyntheticWorld(seed=8, scale=300)) != snapshot(a)
+    a.advance(86400 * 3)
+    b.advance(86400 * 3)
+    assert snapshot(a) == snapshot(b)
+
+
+def test_determinism_does_not_depend_on_the_process_hash_seed():
+    code = "from world_checks import snapshot; from sandbox.world import SyntheticWorld; " \
+           "import hashlib; print(hashlib.sha256(snapshot(SyntheticWorld(4, 120)).encode()).hexdigest())"
+    outs = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, cwd=os.path.dirname(__file__),
+                                capture_output=True, text=True, check=True).stdout)
+    assert len(outs) == 1
+
+
+# -- coverage ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [1, 2, 99])
+def test_every_enum_value_exists_in_a_50_sale_world(seed):
+    records = collect(SyntheticWorld(seed=seed, scale=50))
+    tickets = [tk for e in records["event"] for tk in e["tickets"]]
+    assert tickets
+    for key, expected in ENUMS.items():
+        kind, path = key.split(".", 1)
+        seen = values(records[kind], path)
+        if key in ("sale.refund.type", "subscription.interruption.type"):
+            seen.discard(None)
+        assert expected <= seen, (key, expected - seen)
+
+
+def test_tiny_world_has_every_kind_of_record(tiny):
+    records = collect(tiny)
+    assert len(records["sale"]) == 50
+    assert all(records[k] for k in records), [k for k in records if not records[k]]
+    assert any(s["orderBump"]["has"] for s in records["sale"])
+    assert len(tiny.webhook_origins()) == 6
+
+
+# -- references -------------------------------------------------------------------------------------
+def test_sales_reference_products_and_are_coherent(mid, mid_records):
+    products = {p["id"]: p for p in mid_records["product"]}
+    by_id = {s["id"]: s for s in mid_records["sale"]}
+    assert [int(s["id"]) for s in mid_records["sale"]] == sorted(int(s["id"]) for s in mid_records["sale"])
+    created = [s["createdAt"] for s in mid_records["sale"]]
+    assert created == sorted(created)  # creation is monotone in the index
+    for s in mid_records["sale"]:
+        assert s["id"].isdigit() and s["product"]["id"] in products
+        assert all(item["productId"] in products for item in s["items"])
+        assert (s["refund"] is not None) == (s["status"] in ("waitingRefund", "refunded")), s["id"]
+        gross, net = decimal(s["grossGain"]), decimal(s["netGain"])
+        parts = [s["fee"], s["companyXFee"], s["installmentSettlementFee"], s["others"], s["partnersGain"],
+                 s["affiliatesGain"]]
+        assert gross == net + sum((decimal(m) for m in parts if m is not None), Decimal(0))
+        assert Decimal(0) <= net <= gross == decimal(s["total"]) <= decimal(s["totalInterest"])
+        assert decimal(s["partnersGain"]) == sum((decimal(p["netGain"]) for p in s["partners"]), Decimal(0))
+        assert decimal(s["affiliatesGain"]) == sum((decimal(a["netGain"]) for a in s["affiliates"]), Decimal(0))
+        assert sum((decimal(i["value"]) for i in s["items"]), Decimal(0)) <= gross
+        buyer = s["buyer"]
+        assert cpf_is_valid(buyer["document"]) and "@" in buyer["email"] and buyer["phone"].isdigit()
+        assert s["createdAt"] <= s["updatedAt"] <= mid.clock.isoformat().replace("+00:00", ".000Z")
+        if s["status"] in ("paid", "refunded", "waitingRefund"):
+            assert s["paidAt"] is not None
+        bump = s["orderBump"]
+        if bump["has"] and not bump["isMainSale"]:
+            main = by_id[str(bump["mainSaleId"])]
+            assert isinstance(bump["mainSaleId"], int) and main["orderBump"]["isMainSale"]
+            assert main["buyer"] == buyer and main["payment"] == s["payment"]
+    assert any(s["status"] == "refunded" and s["refund"]["refundedAt"] for s in mid_records["sale"])
+
+
+def test_subscriptions_point_at_their_first_invoice(mid, mid_records):
+    products = {p["id"]: p for p in mid_records["product"]}
+    for sub in mid_records["subscription"]:
+        sale = mid.sale(sub["firstInvoiceId"])
+        assert sub["id"].isdigit() and sale["contractId"] == sub["id"]
+        assert products[sale["product"]["id"]]["payment"]["type"] == "subscription"
+        assert sale["product"]["billingType"] == "recurrence"
+        assert sub["createdAt"] == sale["createdAt"] <= sub["updatedAt"]
+        assert (sub["interruption"] is not None) == (sub["status"] in ("canceled", "suspended"))
+        charges = sub["charges"]
+        assert charges["paid"] + charges["pending"] == charges["current"] and charges["paid"] >= 0
+        if sub["status"] not in ("free", "trial", "awaitingPayment") and charges["paid"]:
+            assert sale["status"] == "paid"
+
+
+def test_fiscal_documents_match_their_sales(mid, mid_records):
+    assert len(mid_records["fiscal"]) > 0.4 * len([s for s in mid_records["sale"] if s["paidAt"]])
+    for doc in mid_records["fiscal"]:
+        sale = mid.sale(doc["sale"]["id"])
+        assert doc["sale"]["total"] == sale["total"] and doc["sale"]["paymentDate"] == sale["paidAt"]
+        assert doc["product"]["id"] == sale["product"]["id"] and doc["client"]["email"] == sale["buyer"]["email"]
+        assert doc["document"]["emissionDate"] >= sale["paidAt"]
+
+
+def test_attendees_point_at_ticket_sales_and_tickets(mid):
+    seen = 0
+    for ev_ref, a in attendees(mid):
+        event = mid.event(ev_ref["id"])
+        assert a["eventId"] == event["id"]
+        uuid.UUID(a["id"])
+        ticket = next(tk for tk in event["tickets"] if tk["id"] == a["ticketId"])
+        sale = mid.sale(a["invoiceId"])
+        assert sale["product"]["type"] == "ticket" and sale["paidAt"] is not None
+        assert {lot["platformProductId"] for lot in ticket["lots"]} == {int(sale["product"]["id"])}
+        assert a["documentType"] == "passport" or cpf_is_valid(a["document"])
+        assert (a["checkinDate"] is not None) == (a["status"] == "presence_confirmed")
+        seen += 1
+    assert seen > 100
+
+
+def test_affiliations_campaigns_partners_reference_products(mid_records):
+    products = {p["id"] for p in mid_records["product"]}
+    assert all(a["product"]["id"] in products for a in mid_records["affiliation"])
+    events = mid_records["event"]
+    for e in events:
+        uuid.UUID(e["id"])
+        for tk in e["tickets"]:
+            assert tk["eventId"] == e["id"] and all(lot["ticketId"] == tk["id"] for lot in tk["lots"])
+
+
+# -- filters ----------------------------------------------------------------------------------------
+def test_subscription_filters_equal_brute_force(mid):
+    mid.advance(0)
+    everything = full(mid.subscriptions(None, None, "creation"))
+    start, end = everything[40]["updatedAt"], everything[-30]["createdAt"]
+    lo, hi = to_datetime_iso(start), to_datetime_iso(end)
+    by_creation = full(mid.subscriptions(lo, hi, "creation"))
+    assert by_creation == [s for s in everything if start <= s["createdAt"] <= end]
+    by_update = full(mid.subscriptions(lo, hi, "update"))
+    expected = sorted((s for s in everything if start <= s["updatedAt"] <= end),
+                      key=lambda s: (s["updatedAt"], s["id"]))
+    assert by_update == expected and by_update
+    assert full(mid.subscriptions(None, None, "update")) == sorted(everything, key=lambda s: (s["updatedAt"], s["id"]))
+
+
+def to_datetime_iso(value: str):
+    from datetime import datetime
+
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def test_attendee_filters_equal_brute_force(mid):
+    ev = max(mid.catalog()["events"], key=lambda e: len(mid.attendees(e["id"])))
+    everything = full(mid.attendees(ev["id"]))
+    assert everything == sorted(everything, key=lambda a: (a["modifiedAt"], a["id"]))
+    assert full(mid.attendees(ev["id"], order="desc")) == everything[::-1]
+    lo, hi = everything[3]["modifiedAt"], everything[-3]["modifiedAt"]
+    got = full(mid.attendees(ev["id"], modified_gte=to_datetime_iso(lo), modified_lte=to_datetime_iso(hi)))
+    assert got == [a for a in everything if lo <= a["modifiedAt"] <= hi]
+    for status in ENUMS["attendee.status"]:
+        assert full(mid.attendees(ev["id"], status=status)) == [a for a in everything if a["status"] == status]
+    ticket = everything[0]["ticketId"]
+    assert full(mid.attendees(ev["id"], ticket_id=ticket)) == [a for a in everything if a["ticketId"] == ticket]
+    for needle in (everything[1]["name"].split()[0].upper(), everything[2]["email"][:6], everything[0]["document"]):
+        expected = [a for a in everything if any(needle.casefold() in a[f].casefold()
+                                                 for f in ("name", "email", "document"))]
+        assert full(mid.attendees(ev["id"], search=needle)) == expected and expected
+
+
+def test_fiscal_document_filters_equal_brute_force(mid, mid_records):
+    everything = mid_records["fiscal"]
+    start, end = everything[30]["document"]["emissionDate"], everything[-30]["document"]["emissionDate"]
+    window = full(mid.fiscal_documents(to_datetime_iso(start), to_datetime_iso(end)))
+    assert window == [d for d in everything if start <= d["document"]["emissionDate"] <= end]
+    lo, hi = to_datetime_iso(start), to_datetime_iso(end)
+    doc = window[5]
+    cases = {
+        "status": (doc["document"]["status"], lambda d, v: d["document"]["status"] == v),
+        "name": (doc["client"]["name"].split()[-1].lower(), lambda d, v: v in d["client"]["name"].lower()),
+        "email": (doc["client"]["email"].upper(), lambda d, v: d["client"]["email"].lower() == v.lower()),
+        "sale_id": (doc["sale"]["id"], lambda d, v: d["sale"]["id"] == v),
+        "product_id": (doc["product"]["id"], lambda d, v: d["product"]["id"] == v),
+        "document_id": (doc["document"]["id"], lambda d, v: d["document"]["id"] == v),
+    }
+    for name, (value, keep) in cases.items():
+        got = full(mid.fiscal_documents(lo, hi, **{name: value}))
+        assert got == [d for d in window if keep(d, value)] and got, name
+    assert full(mid.fiscal_documents(lo, hi, sale_id="nope")) == []
+
+
+def test_affiliation_filter_and_unknown_product(mid, mid_records):
+    everything = mid_records["affiliation"]
+    ids = [everything[0]["product"]["id"], everything[-1]["product"]["id"]]
+    assert full(mid.affiliations(ids)) == [a for a in everything if a["product"]["id"] in ids]
+    with pytest.raises(WorldError) as err:
+        mid.affiliations([ids[0], "999"])
+    assert err.value.status == 404
+
+
+def test_lesson_comment_filters_equal_brute_force(mid, mid_records):
+    everything = mid_records["comment"]
+    ids = [c["id"] for c in everything]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    courses = mid.catalog()["courses"]
+    lesson_course = {lid: c["id"] for c in courses for lid in c["lesson_ids"]}
+    course = courses[1]["id"]
+    assert full(mid.lesson_comments(course_id=course)) == [c for c in everything if lesson_course[c["lessonId"]] == course]
+    lesson = courses[0]["lesson_ids"][2]
+    assert full(mid.lesson_comments(lesson_id=lesson)) == [c for c in everything if c["lessonId"] == lesson]
+    assert full(mid.lesson_comments(course_id=course, lesson_id=lesson)) == []
+    for status in ENUMS["comment.status"]:
+        assert full(mid.lesson_comments(status=status)) == [c for c in everything if c["status"] == status]
+    for flag, field in (("favorite", "isFavorite"), ("answered", "isAnswered"), ("read", "isRead"),
+                        ("fixed", "isFixed")):
+        for value in (True, False):
+            got = full(mid.lesson_comments(course_id=course, **{flag: value}))
+            assert got == [c for c in everything if c[field] is value and lesson_course[c["lessonId"]] == course]
+    author = mid.courses.life(ids[10] - ids[0]).author
+    email = mid.people.get(author).email
+    got = full(mid.lesson_comments(email=email.upper()))
+    expected_ids = [c["id"] for c in everything if mid.people.get(mid.courses.life(c["id"] - ids[0]).author).email == email]
+    assert [c["id"] for c in got] == expected_ids and got
+
+
+def test_community_top_posts_and_commenters(mid):
+    community = mid.communities.items[0]
+    t = mid.now
+    for days in (7, 30, 365):
+        posts = mid.top_commented_posts(community.id, days)
+        brute = [community.post(p, t) for p in range(community.stream.count_at(t))]
+        since = to_datetime_iso(mid.catalog()["clock"]) - timedelta(days=days)
+        window = [p for p in brute if to_datetime_iso(p["createdAt"]) >= since and p["totalComments"] > 0]
+        expected = sorted(window, key=lambda p: (-p["totalComments"], p["id"]))[:5]
+        assert posts == expected and len(posts) <= 5
+        members = full(mid.community_commenters(community.id, days))
+        assert [m["id"] for m in members] == sorted(m["id"] for m in members)
+        assert all(m["posts"] and "@" in m["email"] for m in members)
+    small = {m["id"] for m in full(mid.community_commenters(community.id, 7))}
+    assert small <= {m["id"] for m in full(mid.community_commenters(community.id, 30))}
+    with pytest.raises(WorldError) as err:
+        mid.top_commented_posts(community.id, 0)
+    assert (err.value.status, err.value.message) == (404, "no posts with comments to show")
+    for call in (mid.top_commented_posts, mid.community_commenters):
+        with pytest.raises(WorldError) as err:
+            call(1234, 30)
+        assert err.value.status == 403
+
+
+# -- time -------------------------------------------------------------------------------------------
+def test_advance_brings_new_records_and_touches_only_changed_ones():
+    world = SyntheticWorld(seed=5, scale=600)
+    before = collect(world)
+    assert collect(world) == before  # nothing changes without advance
+    world.advance(20 * 86400)
+    after = collect(world)
+    clock_before = "2026-06-01T00:00:00.000Z"
+    for kind, stamp in (("sale", "updatedAt"), ("subscription", "updatedAt"), ("attendee", "modifiedAt")):
+        old = {r["id"]: r for r in before[kind]}
+        new = {r["id"]: r for r in after[kind]}
+        assert len(new) > len(old), kind  # records keep arriving
+        assert all(r["createdAt"] > clock_before for k, r in new.items() if k not in old)
+        changed = 0
+        for key, rec in old.items():
+            if new[key] != rec:
+                changed += 1
+                assert rec[stamp] < new[key][stamp] and new[key][stamp] > clock_before, (kind, key)
+            else:
+                assert new[key][stamp] == rec[stamp]
+        assert changed, kind
+    assert len(after["comment"]) > len(before["comment"]) and len(after["fiscal"]) > len(before["fiscal"])
+
+
+def test_refunds_happen_within_thirty_days_of_payment(mid_records):
+    refunded = [s for s in mid_records["sale"] if s["status"] == "refunded"]
+    assert refunded
+    for s in refunded:
+        paid, done = to_datetime_iso(s["paidAt"]), to_datetime_iso(s["refund"]["refundedAt"])
+        assert paid < done <= paid + timedelta(days=30)
+
+
+# -- paging -----------------------------------------------------------------------------------------
+def test_pages_concatenate_to_the_full_listing(mid):
+    listings = [mid.subscriptions(None, None, "creation"), mid.subscriptions(None, None, "update"),
+                mid.transfers(), mid.products(), mid.affiliations(None), mid.lesson_comments(read=True),
+                mid.fiscal_documents(EPOCH_START, FAR)]
+    for listing in listings:
+        everything = full(listing)
+        pages = [r for offset in range(0, len(listing) + 14, 7) for r in listing.page(offset, 7)]
+        assert pages == everything and len(everything) == len(listing)
+        keys = [str(dig(r, "document.id") or r["id"]) for r in everything]
+        assert len(set(keys)) == len(keys)
+        assert listing.page(len(listing) + 5, 10) == []
+
+
+# -- writes -----------------------------------------------------------------------------------------
+def test_manual_attendee_overlay_and_stock():
+    world = SyntheticWorld(seed=11, scale=300)
+    event = world.event(world.catalog()["events"][-1]["id"])
+    ticket = next(tk for tk in event["tickets"] if not tk["isUnlimited"])
+    body = {"eventId": event["id"], "ticketId": ticket["id"], "name": "Zé Manual", "document": "529.982.247-25",
+            "documentType": "cpf", "email": "ze@example.com", "phone": "5511999990000", "useStock": False}
+    created = world.add_attendee(body)
+    assert created["status"] == "presence_confirmed" and created["manuallyCreated"] is True
+    listed = [a for a in full(world.attendees(event["id"])) if a["id"] == created["id"]]
+    assert len(listed) == 1 and listed[0]["manuallyCreated"] and listed[0]["status"] == "presence_confirmed"
+    assert full(world.attendees(event["id"], search="zé manual"))[0]["id"] == created["id"]
+    for bad, status in (({"eventId": str(uuid.UUID(int=1))}, 404), ({"ticketId": str(uuid.UUID(int=2))}, 404),
+                        ({"document": "529.982.247-26"}, 422), ({"document": "111.111.111-11"}, 422)):
+        with pytest.raises(WorldError) as err:
+            world.add_attendee({**body, **bad})
+        assert err.value.status == status
+    assert world.add_attendee({**body, "documentType": "passport", "document": "X1"})["documentType"] == "passport"
+    quantity = sum(lot["quantity"] for lot in ticket["lots"])
+    with pytest.raises(WorldError) as err:
+        for _ in range(quantity + 1):
+            world.add_attendee({**body, "useStock": True})
+    assert (err.value.status, err.value.message) == (422, "insufficient stock")
+    lots_after = next(tk for tk in world.event(event["id"])["tickets"] if tk["id"] == ticket["id"])["lots"]
+    assert sum(lot["quantity"] for lot in lots_after) < quantity
+
+
+def test_cart_validation_and_response(tiny):
+    product = full(tiny.products())[0]["id"]
+    body = {"orderId": "o-1", "postbackUrl": "https://example.com/hook",
+            "items": [{"productId": product, "description": "x", "quantity": 1,
+                       "price": {"value": 10, "currency": "BRL"}}]}
+    cart = tiny.create_cart(body)
+    assert cart["orderId"] == "o-1" and cart["paymentUrl"].startswith("https://") and cart["id"] and cart["key"]
+    assert cart["items"] == body["items"]
+    bads = [{"orderId": ""}, {"postbackUrl": None},
+            {"items": [{**body["items"][0], "price": {"value": 1, "currency": "USD"}}]},
+            {"items": [{**body["items"][0], "productId": "999"}]}, {"items": [{"productId": product}]}]
+    for bad in bads:
+        with pytest.raises(WorldError) as err:
+            tiny.create_cart({**body, **bad})
+        assert err.value.status == 422 and err.value.details
+
+
+def test_not_found_and_validation_errors(tiny):
+    calls = [(lambda: tiny.sale("1"), 404), (lambda: tiny.sale("abc"), 404),
+             (lambda: tiny.sale(str(100_000_000 + 50)), 404),
+             (lambda: tiny.subscription("200999999"), 404), (lambda: tiny.subscription("x"), 422),
+             (lambda: tiny.event(str(uuid.UUID(int=3))), 404), (lambda: tiny.attendees(str(uuid.UUID(int=3))), 404),
+             (lambda: tiny.product_campaigns("1"), 404), (lambda: tiny.product_partners("1"), 404),
+             (lambda: tiny.delivery("escola-saber", 1), 404), (lambda: tiny.delivery("nope", 700), 404),
+             (lambda: tiny.enrollments("nope", "x"), 404), (lambda: tiny.enrollments("escola-saber", "x"), 404)]
+    for call, status in calls:
+        with pytest.raises(WorldError) as err:
+            call()
+        assert err.value.status == status
+    school = tiny.catalog()["schools"][0]
+    assert tiny.delivery(school["team_slug"], school["delivery_ids"][0])["id"] == school["delivery_ids"][0]
+    enrollments = full(tiny.enrollments(school["team_slug"], school["student_slugs"][0]))
+    assert enrollments and all(0 <= e["progress"] <= 100 for e in enrollments)
+
+
+# -- scale ------------------------------------------------------------------------------------------
+def test_a_million_sale_world_answers_pages_with_small_memory():
+    tracemalloc.start()
+    world = SyntheticWorld(seed=1, scale=1_000_000)
+    subs = world.subscriptions(None, None, "creation")
+    page = subs.page(150_000, 100)
+    batch = [world.sale(str(100_000_000 + 999_000 + i)) for i in range(100)]
+    docs = world.fiscal_documents(to_datetime_iso("2026-05-01T00:00:00Z"), to_datetime_iso("2026-05-03T00:00:00Z"))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(subs) == 200_000 and len(page) == 100 and len({s["id"] for s in page}) == 100
+    assert len({s["id"] for s in batch}) == 100 and len(docs.page(0, 100)) == 100
+    assert world.sales.count_at(world.now) == 1_000_000
+    assert len(world.transfers()) == 1_000_000 // 30 and len(world.lesson_comments()) == 500_000
+    assert peak < 48 * 2**20, peak
+
+
+def test_sales_at_the_boundary_appear_exactly_when_created():
+    world = SyntheticWorld(seed=2, scale=100)
+    for _ in range(40):
+        n = world.sales.count_at(world.now)
+        assert world.sale(str(100_000_000 + n - 1))["createdAt"] <= world.catalog()["clock"]
+        with pytest.raises(WorldError):
+            world.sale(str(100_000_000 + n))
+        world.advance(3 * 3600)
+    assert to_datetime(world.now) == world.clock
+    assert sales(world)[-1]["createdAt"] > "2026-06-01"
