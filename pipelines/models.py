@@ -1,0 +1,264 @@
+"""Run the dbt project `dbt_models/` against the pipeline's own destination, and read headline figures.
+
+dbt runs in a subprocess of the current interpreter (`python -m dbt.cli.main`), so it sees the same
+virtualenv and never shares a DuckDB handle with dlt. The profile comes from the pipeline:
+
+- DuckDB: the committed profile `dbt_models/profiles/profiles.yml`, with `PLATFORM_SYNC_DUCKDB_PATH` set to
+  the pipeline's database file. dlt's own dbt runner is not used: its bundled DuckDB profile loads the
+  `httpfs` extension, which tries to download and fails offline.
+- PostgreSQL: a profile generated into a temporary directory; the password reaches dbt through an
+  environment variable, never through a file.
+
+Either way `PLATFORM_SYNC_RAW_SCHEMA` tells the sources where the raw tables are (the pipeline's dataset).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import dlt
+
+DBT_PROJECT_DIR = Path(__file__).resolve().parent.parent / "dbt_models"
+DBT_PROFILES_DIR = DBT_PROJECT_DIR / "profiles"
+MARTS_SCHEMA = "marts"
+
+
+class ModelsError(Exception):
+    """The pipeline's destination is one the models cannot run on (yet)."""
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One dbt node of a run: a model, a test, a unit test."""
+
+    unique_id: str
+    status: str  # success, error, skipped, pass, fail, warn
+    message: str | None = None
+    failures: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("success", "pass", "warn")
+
+
+@dataclass
+class ModelsResult:
+    """What one dbt invocation did."""
+
+    command: str
+    returncode: int
+    nodes: list[NodeResult] = field(default_factory=list)
+    output: str = ""
+
+    @property
+    def success(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def failed(self) -> list[NodeResult]:
+        return [node for node in self.nodes if node.status in ("error", "fail")]
+
+    def status_of(self, name_part: str) -> list[NodeResult]:
+        """The nodes whose unique id contains `name_part` (tests are named after model and column)."""
+        return [node for node in self.nodes if name_part in node.unique_id]
+
+
+def dbt_environment(pipeline: dlt.Pipeline, workdir: Path) -> tuple[Path, dict[str, str]]:
+    """The profiles directory and the environment variables that point dbt at the pipeline's data."""
+    destination = pipeline.destination.destination_type.rsplit(".", 1)[-1] if pipeline.destination else None
+    env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name}
+    credentials: Any = pipeline.destination_client().config.credentials  # type: ignore[attr-defined]
+    if destination == "duckdb":
+        database = credentials.database
+        if not database or database == ":memory:":
+            raise ModelsError("the models need a DuckDB database file, not an in-memory database")
+        env["PLATFORM_SYNC_DUCKDB_PATH"] = str(Path(database).resolve())
+        return DBT_PROFILES_DIR, env
+    if destination == "postgres":
+        profile = {
+            "platform_sync": {
+                "target": "postgres",
+                "outputs": {
+                    "postgres": {
+                        "type": "postgres",
+                        "host": credentials.host,
+                        "port": int(credentials.port or 5432),
+                        "user": credentials.username,
+                        "password": "{{ env_var('PLATFORM_SYNC_PG_PASSWORD') }}",
+                        "dbname": credentials.database,
+                        "schema": "public",
+                        "threads": 2,
+                    }
+                },
+            }
+        }
+        env["PLATFORM_SYNC_PG_PASSWORD"] = str(credentials.password or "")
+        (workdir / "profiles.yml").write_text(json.dumps(profile, indent=2))  # JSON is YAML
+        return workdir, env
+    raise ModelsError(f"running the models on the destination {destination!r} is not supported yet")
+
+
+def run_models(
+    pipeline: dlt.Pipeline,
+    command: str = "build",
+    select: str | None = None,
+    *,
+    extra_args: Sequence[str] = (),
+    target_path: str | Path | None = None,
+    echo: bool = True,
+) -> ModelsResult:
+    """Run `dbt <command>` (build, run, test, docs generate, ...) on the pipeline's destination.
+
+    `select` is a dbt node selection. Output is streamed to stdout when `echo` (and kept in the
+    result); per-node statuses come from dbt's run_results.json.
+    """
+    with _workdir() as workdir:
+        profiles_dir, env_vars = dbt_environment(pipeline, workdir)
+        target = Path(target_path) if target_path else DBT_PROJECT_DIR / "target"
+        args = [
+            sys.executable, "-m", "dbt.cli.main", *command.split(),
+            "--project-dir", str(DBT_PROJECT_DIR),
+            "--profiles-dir", str(profiles_dir),
+            "--target-path", str(target),
+        ]
+        if select:
+            args += ["--select", select]
+        args += list(extra_args)
+        env = {**os.environ, **env_vars, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        env.setdefault("DBT_LOG_PATH", str(workdir / "logs"))
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter with fixed arguments
+            args, cwd=DBT_PROJECT_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        lines = []
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if echo:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        returncode = process.wait()
+        return ModelsResult(command, returncode, _node_results(target / "run_results.json"), "".join(lines))
+
+
+@contextmanager
+def _workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="platform-sync-dbt-") as directory:
+        yield Path(directory)
+
+
+def _node_results(path: Path) -> list[NodeResult]:
+    if not path.exists():
+        return []
+    results = json.loads(path.read_text()).get("results", [])
+    return [
+        NodeResult(r["unique_id"], r["status"], r.get("message"), r.get("failures")) for r in results
+    ]
+
+
+# ------------------------------------------------------------------------------------------- headlines
+
+HEADLINE_QUERIES: tuple[tuple[str, str], ...] = (
+    (
+        "Revenue by month (paid sales, by payment month)",
+        f"""
+        select
+            cast(date_trunc('month', coalesce(paid_at, created_at)) as date) as month,
+            currency,
+            count(*) as paid_sales,
+            sum(gross_amount) as gross,
+            sum(refunded_amount) as refunded,
+            sum(net_revenue_amount) as net_revenue
+        from {MARTS_SCHEMA}.fct_sales
+        where was_paid
+        group by 1, 2
+        order by 1 desc, 2
+        limit 12
+        """,
+    ),
+    (
+        "Active subscriptions and MRR (latest month)",
+        f"""
+        select month_start as month, currency, count_active_subscriptions as active_subscriptions,
+            mrr_amount as mrr, new_mrr_amount as new_mrr, churned_mrr_amount as churned_mrr, churn_rate
+        from {MARTS_SCHEMA}.subscriptions_mrr_monthly
+        where month_start = (select max(month_start) from {MARTS_SCHEMA}.subscriptions_mrr_monthly)
+        order by currency
+        """,
+    ),
+    (
+        "Top products by net revenue",
+        f"""
+        select
+            coalesce(products.product_name, sales.product_id) as product,
+            sales.currency,
+            count(*) as paid_sales,
+            sum(sales.gross_amount) as gross,
+            sum(sales.net_revenue_amount) as net_revenue
+        from {MARTS_SCHEMA}.fct_sales as sales
+        left join {MARTS_SCHEMA}.dim_products as products
+            on sales.product_id = products.product_id
+        where sales.was_paid
+        group by 1, 2
+        order by net_revenue desc, product
+        limit 5
+        """,
+    ),
+)
+
+
+def headline_figures(pipeline: dlt.Pipeline) -> list[tuple[str, list[tuple[str, ...]]]]:
+    """(title, rows) for revenue by month, active subscriptions and MRR, top products.
+
+    Rows are formatted text, the first row holding the column names, all padded to align.
+    """
+    figures = []
+    with pipeline.sql_client() as client:
+        for title, sql in HEADLINE_QUERIES:
+            with client.execute_query(sql) as cursor:
+                names = [column[0] for column in cursor.description]
+                rows = cursor.fetchall()
+            figures.append((title, _aligned([tuple(names), *(tuple(_fmt(v) for v in row) for row in rows)])))
+    return figures
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, Decimal):
+        return f"{value:,.2f}"
+    if isinstance(value, float):
+        return f"{value:.1%}" if 0 <= value <= 1 else f"{value:,.2f}"
+    if isinstance(value, datetime | date):
+        return value.isoformat()[:10]
+    return str(value)
+
+
+def _aligned(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    if not rows:
+        return rows
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [tuple(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) for row in rows]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m pipelines.models [dbt command ...]`: the models on the default pipeline."""
+    from pipelines.platform_pipeline import make_pipeline
+
+    arguments = list(argv if argv is not None else sys.argv[1:])
+    result = run_models(make_pipeline(), " ".join(arguments) or "build")
+    return 0 if result.success else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
