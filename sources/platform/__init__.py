@@ -124,10 +124,12 @@ def platform_source(
             items_per_page=settings.items_per_page,
             max_retries=max_retries,
         )
+    run_report = report if report is not None else RunReport()
+    run_report.count_requests_with(lambda: {name: stats.requests for name, stats in client.stats.items()})
     ctx = SourceContext(
         client=client,
         settings=settings,
-        report=report if report is not None else RunReport(),
+        report=run_report,
         sale_ids=SaleIdQueue(),
         snapshot_at=pendulum.now("UTC"),
     )

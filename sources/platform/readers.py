@@ -19,7 +19,7 @@ from sources.platform.client import PlatformClient
 from sources.platform.cursor import Cursor
 from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
 from sources.platform.models import RecordValidationError, parse_record
-from sources.platform.operations import OPERATIONS
+from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.report import RunReport
 from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, drain
 from sources.platform.settings import SourceSettings
@@ -54,7 +54,7 @@ class SourceContext:
         granted = self.settings.granted_scopes
         if granted is None:
             return []
-        return [scope for scope in OPERATIONS[stream.operation].scopes if scope not in granted]
+        return [scope for scope in OPERATIONS_BY_NAME[stream.operation].scopes if scope not in granted]
 
     def offer_sale_ids(self, stream: Stream, rows: Rows) -> None:
         path = SALE_REFERENCES.get(stream.name)

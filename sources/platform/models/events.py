@@ -87,7 +87,7 @@ class Attendee(ApiModel):
     status: AttendeeStatus
     ticketId: Uuid
     ticketName: str
-    checkinDate: Timestamp
+    checkinDate: Timestamp | None = None  # null until the attendee checks in (spec omits "nullable")
     manuallyCreated: bool
     fromSqueeze: bool  # came from the live page
     platformId: str

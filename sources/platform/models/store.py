@@ -225,7 +225,7 @@ class Subscription(ApiModel):
     isFinite: bool
     isUnlimitedInstallments: bool
     hasNegotiation: bool
-    interruption: SubscriptionInterruption
+    interruption: SubscriptionInterruption | None = None  # null unless suspended or canceled
     recurrence: SubscriptionRecurrence
     charges: SubscriptionCharges
     products: list[SubscriptionProduct]

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dlt
+import duckdb
+import pytest
+
+from sandbox.testing import SandboxHandle, running_sandbox
+
+E2E_SCALE = 400
+E2E_TIME_SCALE = 600.0  # rate-limit windows of 0.1 s: the limits still bind, the tests stay fast
+
+
+@pytest.fixture
+def sandbox() -> Iterator[SandboxHandle]:
+    with running_sandbox(seed=3, scale=E2E_SCALE, time_scale=E2E_TIME_SCALE) as handle:
+        yield handle
+
+
+@pytest.fixture
+def make_pipeline(tmp_path: Path):  # type: ignore[no-untyped-def]
+    def factory(name: str = "platform_sync") -> dlt.Pipeline:
+        return dlt.pipeline(
+            pipeline_name=name,
+            destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
+            dataset_name="platform_raw",
+            pipelines_dir=str(tmp_path / "pipelines"),
+        )
+
+    return factory
+
+
+def source_options(handle: SandboxHandle, token: str, **overrides: Any) -> dict[str, Any]:
+    catalog = handle.catalog()
+    options: dict[str, Any] = {
+        "base_url": handle.base_url,
+        "access_token": token,
+        "start_date": "2020-01-01",
+        "event_ids": [e["id"] for e in catalog["events"]],
+        "community_ids": [c["id"] for c in catalog["communities"]],
+        "schools": [
+            {"team_slug": s["team_slug"], "student_slugs": s["student_slugs"], "delivery_ids": s["delivery_ids"]}
+            for s in catalog["schools"]
+        ],
+        "rate_limit_time_scale": E2E_TIME_SCALE,
+    }
+    options.update(overrides)
+    return options
+
+
+def query(pipeline: dlt.Pipeline, sql: str) -> list[tuple[Any, ...]]:
+    path = pipeline.destination_client().config.credentials.database  # type: ignore[attr-defined]
+    with duckdb.connect(path, read_only=True) as connection:
+        connection.execute("set schema 'platform_raw'")
+        return connection.execute(sql).fetchall()
+
+
+def ids(pipeline: dlt.Pipeline, table: str, column: str = "id") -> list[str]:
+    return [str(row[0]) for row in query(pipeline, f"select {column} from {table}")]

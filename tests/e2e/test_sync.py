@@ -1,0 +1,110 @@
+"""End to end: the sandbox on loopback, the real pipeline, a real DuckDB. Exact rows, requests, states."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from pipelines.platform_pipeline import sync
+from sources.platform.operations import OPERATIONS
+from tests.e2e.api_truth import ApiTruth
+from tests.e2e.conftest import ids, query, source_options
+
+LISTED = {
+    "products": "/store/v1/products",
+    "affiliations": "/store/v1/affiliates",
+    "transfers": "/store/v1/financial/transfers",
+}
+
+
+def assert_no_duplicates(pipeline, table: str, key: str = "id") -> None:  # noqa: ANN001
+    counts = Counter(ids(pipeline, table, key))
+    assert [k for k, n in counts.items() if n > 1] == []
+
+
+def assert_warehouse_matches_api(pipeline, sandbox, token: str) -> None:  # noqa: ANN001
+    truth = ApiTruth(sandbox.base_url, token)
+    catalog = sandbox.catalog()
+    event_ids = [e["id"] for e in catalog["events"]]
+    for table, path in LISTED.items():
+        assert set(ids(pipeline, table)) == truth.ids(path), table
+        assert_no_duplicates(pipeline, table)
+
+    subscriptions = {s["id"]: s for s in truth.subscriptions()}
+    loaded = dict(query(pipeline, "select id, status from subscriptions"))
+    assert loaded == {i: s["status"] for i, s in subscriptions.items()}
+    assert_no_duplicates(pipeline, "subscriptions")
+
+    documents = {d["document"]["id"]: d["document"]["status"] for d in truth.fiscal_documents()}
+    assert dict(query(pipeline, "select document__id, document__status from fiscal_documents")) == documents
+
+    attendees = {a["id"]: a["status"] for a in truth.attendees(event_ids)}
+    assert dict(query(pipeline, "select id, status from event_attendees")) == attendees
+    assert_no_duplicates(pipeline, "event_attendees")
+
+    sales = truth.reachable_sales(event_ids)
+    loaded_sales = dict(query(pipeline, "select id, status from sales"))
+    assert loaded_sales == {i: s["status"] for i, s in sales.items()}
+    assert_no_duplicates(pipeline, "sales")
+    items = query(pipeline, "select count(*) from sales__items")[0][0]
+    assert items == sum(len(s["items"]) for s in sales.values())
+
+    comments = truth.ids("/course/v1/comments")
+    assert set(ids(pipeline, "lesson_comments")) == comments
+    assert set(ids(pipeline, "events")) == set(event_ids)
+
+
+def test_full_sync_holds_exactly_what_the_api_serves(sandbox, make_pipeline):
+    token = sandbox.token()
+    pipeline = make_pipeline()
+    result = sync(pipeline, source_options=source_options(sandbox, token))
+    assert result.report.failed == {} and result.report.skipped == {}
+    assert_warehouse_matches_api(pipeline, sandbox, token)
+    # money is exact and typed
+    gross = query(pipeline, "select typeof(gross_gain__value), typeof(paid_at) from sales limit 1")[0]
+    assert gross[0].startswith("DECIMAL") and gross[1] == "TIMESTAMP WITH TIME ZONE"
+
+
+def test_second_run_brings_exactly_the_changes_with_few_requests(sandbox, make_pipeline):
+    token = sandbox.token()
+    pipeline = make_pipeline()
+    options = source_options(sandbox, token)
+    sync(pipeline, source_options=options)
+
+    sandbox.reset_stats()
+    unchanged = sync(pipeline, source_options=options)
+    requests = sandbox.stats()
+    assert unchanged.rows.get("subscriptions", 0) == 0
+    assert unchanged.rows.get("event_attendees", 0) == 0
+    by_operation = requests["operations"]
+    assert sum(by_operation["list_subscriptions"].values()) == 1
+    assert sum(by_operation["list_attendees"].values()) == len(options["event_ids"])
+
+    sandbox.advance(3 * 86400)
+    changed = sync(pipeline, source_options=options)
+    assert changed.rows.get("subscriptions", 0) > 0
+    assert_warehouse_matches_api(pipeline, sandbox, token)
+
+
+def test_missing_scope_skips_only_its_resources(sandbox, make_pipeline):
+    every_scope = {scope for operation in OPERATIONS for scope in operation.scopes}
+    scopes = sorted(every_scope - {"store_financial_read"})
+    token = sandbox.token(scopes)
+    pipeline = make_pipeline()
+    result = sync(pipeline, source_options=source_options(sandbox, token))
+    assert set(result.report.skipped) == {"transfers", "fiscal_documents"}
+    assert "store_financial_read" in result.report.skipped["transfers"]
+    assert result.is_partial
+    assert result.rows["products"] > 0 and result.rows["subscriptions"] > 0 and result.rows["sales"] > 0
+
+
+@pytest.mark.parametrize("faults", ["error=0.15,seed=5", "drop=0.08,truncate=0.08,seed=6"])
+def test_injected_faults_end_exact(sandbox, make_pipeline, faults):
+    token = sandbox.token()
+    pipeline = make_pipeline()
+    sandbox.set_faults(faults)
+    result = sync(pipeline, source_options=source_options(sandbox, token, max_retries=10))
+    sandbox.set_faults(None)
+    assert result.report.failed == {}
+    assert_warehouse_matches_api(pipeline, sandbox, token)
