@@ -39,10 +39,12 @@ DEFAULT_WINDOW_MARGIN = 0.02
 
 @dataclass(frozen=True, slots=True)
 class Permit:
-    """A granted request slot: when it was granted (clock time) and how long the caller waited for it."""
+    """A granted request slot: when it was granted (clock time), how long the caller waited for it, and
+    its place in the order of grants of its limiter."""
 
     granted_at: float
     waited: float
+    sequence: int = 0
 
 
 class OperationLimiter:
@@ -71,7 +73,8 @@ class OperationLimiter:
         # window, the observed rate to derive a limit from on the first 429.
         self._grants: deque[float] = deque()
         self._blocked_until = -math.inf
-        self._adapted_at = -math.inf
+        self._issued = 0  # grants so far; a permit's `sequence`
+        self._adapted_after = 0  # grants issued when the limit was last lowered
 
     @property
     def limit(self) -> int | None:
@@ -81,6 +84,9 @@ class OperationLimiter:
 
     def reserve(self) -> float:
         """Reserve the earliest allowed grant time (clock time, possibly in the future) and return it."""
+        return self._reserve()[0]
+
+    def _reserve(self) -> tuple[float, int]:
         with self._lock:
             now = self._clock.monotonic()
             at = max(now, self._blocked_until)
@@ -96,15 +102,16 @@ class OperationLimiter:
                 self._grants.append(at)
                 while self._grants[0] <= at - self._span:
                     self._grants.popleft()
-            return at
+            self._issued += 1
+            return at, self._issued
 
     def acquire(self) -> Permit:
         """Wait until a request may be sent; returns the permit (which `on_rate_limited` takes back)."""
-        at = self.reserve()
+        at, sequence = self._reserve()
         wait = at - self._clock.monotonic()
         if wait > 0:
             self._clock.sleep(wait)
-        return Permit(granted_at=at, waited=max(wait, 0.0))
+        return Permit(granted_at=at, waited=max(wait, 0.0), sequence=sequence)
 
     def on_rate_limited(
         self, permit: Permit, *, retry_after: float | None = None, server_limit: int | None = None
@@ -114,24 +121,29 @@ class OperationLimiter:
         `retry_after` (seconds) blocks all grants of the operation until then. The limit is lowered once
         per burst: 429s answering requests granted before the last adaptation are the same burst seen by
         other threads, and halving for each of them would collapse the rate for nothing.
+
+        On an unlimited operation, a 429 after fewer than two requests in the window says nothing about
+        our pace (the budget is spent elsewhere): no limit is derived from it; `retry_after` still holds.
         """
         with self._lock:
             now = self._clock.monotonic()
             if retry_after is not None and retry_after > 0:
                 self._blocked_until = max(self._blocked_until, now + retry_after)
-            if permit.granted_at < self._adapted_at:
+            if permit.sequence <= self._adapted_after:
                 return
             previous = self._limit
             if previous is None:
                 observed = sum(1 for granted in self._grants if granted > now - self._span)
                 if server_limit is not None and 1 <= server_limit <= observed:
                     new_limit = server_limit
+                elif observed >= 2:
+                    new_limit = observed // 2
                 else:
-                    new_limit = max(1, observed // 2)
+                    return
             else:
                 new_limit = max(1, previous // 2)
             self._limit = new_limit
-            self._adapted_at = now
+            self._adapted_after = self._issued
             while len(self._grants) > new_limit:
                 self._grants.popleft()
         logger.warning(

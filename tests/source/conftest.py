@@ -165,6 +165,12 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+@pytest.fixture(scope="session")
+def clock_factory() -> type[FakeClock]:
+    """The FakeClock class, for hypothesis tests (which take no function-scoped fixtures)."""
+    return FakeClock
+
+
 # Helpers are handed out as fixtures: `tests/` is not a package, and importing `conftest` by name would
 # collide with the other folders' conftest modules.
 

@@ -34,7 +34,9 @@ def test_401_says_how_to_authorize_again(make_client):
     with pytest.raises(AuthenticationError) as caught:
         client.request("list_products")
     message = str(caught.value)
-    assert message.startswith("list_products: the access token was rejected (401 unauthorized: token revoked)")
+    assert message.startswith(
+        "list_products: the access token was rejected (401 unauthorized: token revoked)"
+    )
     assert "platform-sync auth --code <code>" in message and "SOURCES__PLATFORM__ACCESS_TOKEN" in message
     assert len(api.seen) == 1
 
@@ -74,10 +76,17 @@ def test_404_and_422_show_the_server_message_and_details(make_client, script):
         422,
         "validation_error",
         "invalid parameters",
-        details=[{"field": "startDate", "message": "must be before endDate"}, {"field": "filterBy", "message": "?"}],
+        details=[
+            {"field": "startDate", "message": "must be before endDate"},
+            {"field": "filterBy", "message": "?"},
+        ],
     )
-    client, _ = make_client(script(httpx.Response(404, json=answer_404), httpx.Response(422, json=answer_422)))
-    with pytest.raises(NotFoundError, match=r"event_details: not found \(404 not_found: event not found\) at "):
+    client, _ = make_client(
+        script(httpx.Response(404, json=answer_404), httpx.Response(422, json=answer_422))
+    )
+    with pytest.raises(
+        NotFoundError, match=r"event_details: not found \(404 not_found: event not found\) at "
+    ):
         client.request("event_details", {"id": "ev-1"})
     with pytest.raises(ValidationError) as caught:
         list(client.paginate("list_subscriptions", params={"filterBy": "x"}))
@@ -85,7 +94,11 @@ def test_404_and_422_show_the_server_message_and_details(make_client, script):
     assert error.details == (("startDate", "must be before endDate"), ("filterBy", "?"))
     assert "invalid parameters" in str(error)
     assert "[startDate: must be before endDate; filterBy: ?]" in str(error)
-    assert (error.status, error.error_code, error.server_message) == (422, "validation_error", "invalid parameters")
+    assert (error.status, error.error_code, error.server_message) == (
+        422,
+        "validation_error",
+        "invalid parameters",
+    )
 
 
 def test_other_status_is_an_api_error(make_client):
@@ -105,13 +118,17 @@ def echo_token(request: httpx.Request) -> str:
 
 FORCED = {
     "401": lambda r: httpx.Response(401, json=body(401, "unauthorized", f"bad token {echo_token(r)}")),
-    "403-scope": lambda r: httpx.Response(403, json=body(403, "forbidden", "missing scope", scope=echo_token(r))),
+    "403-scope": lambda r: httpx.Response(
+        403, json=body(403, "forbidden", "missing scope", scope=echo_token(r))
+    ),
     "403": lambda r: httpx.Response(403, json=body(403, "forbidden", f"no permission for {echo_token(r)}")),
     "404": lambda r: httpx.Response(404, text=f"not found: {echo_token(r)}"),
     "422": lambda r: httpx.Response(
         422, json=body(422, "validation_error", "bad", details=[{"field": "x", "message": echo_token(r)}])
     ),
-    "429": lambda r: httpx.Response(429, headers={"Retry-After": "1"}, json=body(429, "rate_limited", echo_token(r))),
+    "429": lambda r: httpx.Response(
+        429, headers={"Retry-After": "1"}, json=body(429, "rate_limited", echo_token(r))
+    ),
     "500": lambda r: httpx.Response(500, json=body(500, "internal_error", echo_token(r))),
     "truncated": lambda r: httpx.Response(200, content=f'{{"page": 1, "token": "{echo_token(r)}'.encode()),
     "dropped": None,
@@ -158,7 +175,10 @@ def test_configuration_error_with_a_token_in_the_url_is_redacted(token):
 
 def test_redact_url_masks_sensitive_query_values_and_user_info():
     url = "https://u:p4ss@api.test/x?page=2&access_token=abc&Code=xyz&startDate=2026-01-01T00%3A00%3A00Z"
-    assert redact_url(url) == "https://api.test/x?page=2&access_token=***&Code=***&startDate=2026-01-01T00%3A00%3A00Z"
+    assert (
+        redact_url(url)
+        == "https://api.test/x?page=2&access_token=***&Code=***&startDate=2026-01-01T00%3A00%3A00Z"
+    )
     assert redact_url(httpx.URL("https://api.test/y")) == "https://api.test/y"
 
 
@@ -177,7 +197,10 @@ def test_redactor_masks_known_secrets_in_any_form():
         ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer ***"),
         ('{"access_token": "abc", "scope": "x"}', '{"access_token": "***", "scope": "x"}'),
         ("client_secret=abc&code=123&page=1", "client_secret=***&code=***&page=1"),
-        ('{"error_code": "not_found", "postalCode": "01000"}', '{"error_code": "not_found", "postalCode": "01000"}'),
+        (
+            '{"error_code": "not_found", "postalCode": "01000"}',
+            '{"error_code": "not_found", "postalCode": "01000"}',
+        ),
     ],
 )
 def test_redact_patterns(text, expected):
@@ -196,7 +219,9 @@ def test_exceptions_keep_no_request_or_response(make_client):
             client.request("list_products")
         for value in vars(caught.value).values():
             assert not isinstance(value, httpx.Request | httpx.Response)
-    client, _ = make_client(lambda r: (_ for _ in ()).throw(httpx.ConnectError("x", request=r)), max_retries=1)
+    client, _ = make_client(
+        lambda r: (_ for _ in ()).throw(httpx.ConnectError("x", request=r)), max_retries=1
+    )
     with pytest.raises(TransportError) as caught:
         client.request("list_products")
     assert all(not isinstance(v, httpx.Request | httpx.Response) for v in vars(caught.value).values())

@@ -76,7 +76,13 @@ def test_paged_operations_are_the_envelope_lists_of_spec_part_4():
         ("token_exchange", "POST", "/oauth/token", set(), {200}),
         ("create_cart", "POST", "/checkout/v1/cart", {"checkout_cart_write"}, {201}),
         ("list_webhook_origins", "GET", "/webhook/v1/origin", set(), {200, 201}),
-        ("add_attendee", "POST", "/events/v1/attendance-list/add-manually", {"events_read", "events_write"}, {201}),
+        (
+            "add_attendee",
+            "POST",
+            "/events/v1/attendance-list/add-manually",
+            {"events_read", "events_write"},
+            {201},
+        ),
         ("sale_details", "GET", "/store/v1/sales/{id}", {"store_sales_read"}, {200}),
         ("list_lesson_comments", "GET", "/course/v1/comments", {"course_comments_read"}, {200}),
     ],
@@ -105,10 +111,16 @@ def test_path_params_and_rendering_quote_every_value():
 
 @pytest.mark.parametrize(
     ("params", "fragment"),
-    [({}, "missing or empty ['id']"), ({"id": ""}, "missing or empty ['id']"), ({"id": 1, "x": 2}, "unknown ['x']")],
+    [
+        ({}, "missing or empty ['id']"),
+        ({"id": ""}, "missing or empty ['id']"),
+        ({"id": 1, "x": 2}, "unknown ['x']"),
+    ],
 )
 def test_render_path_refuses_missing_empty_or_unknown_params(params, fragment):
-    with pytest.raises(ConfigurationError, match=f"sale_details: .*{fragment.replace('[', '.').replace(']', '.')}"):
+    with pytest.raises(
+        ConfigurationError, match=f"sale_details: .*{fragment.replace('[', '.').replace(']', '.')}"
+    ):
         get_operation("sale_details").render_path(params)
 
 
@@ -121,7 +133,11 @@ def test_unknown_operation_lists_valid_names():
 
 
 def test_only_posts_are_not_idempotent_and_all_scopes_are_collected():
-    assert {op.name for op in OPERATIONS if not op.idempotent} == {"token_exchange", "create_cart", "add_attendee"}
+    assert {op.name for op in OPERATIONS if not op.idempotent} == {
+        "token_exchange",
+        "create_cart",
+        "add_attendee",
+    }
     assert ALL_SCOPES == {
         "checkout_cart_write",
         "school_student_read",

@@ -48,7 +48,13 @@ def test_server_ignoring_items_per_page_uses_its_default(make_client):
         page = int(request.url.params["page"])
         return httpx.Response(
             200,
-            json={"page": page, "pages": 3, "itemsPerPage": 10, "totalItems": 25, "items": items[(page - 1) * 10 :][:10]},
+            json={
+                "page": page,
+                "pages": 3,
+                "itemsPerPage": 10,
+                "totalItems": 25,
+                "items": items[(page - 1) * 10 :][:10],
+            },
         )
 
     client, api = make_client(ignores_size, items_per_page=100)
@@ -106,7 +112,9 @@ def test_page_zero_probe_refused_ends_the_walk_quietly(make_client, script, page
         script(
             httpx.Response(200, json=page_of([{"id": 1}], 1, 2, 1, 2)),
             httpx.Response(200, json=page_of([], 2, 2, 1, 2)),
-            httpx.Response(422, json={"status": 422, "error": "validation_error", "message": "page must be >= 1"}),
+            httpx.Response(
+                422, json={"status": 422, "error": "validation_error", "message": "page must be >= 1"}
+            ),
         ),
         items_per_page=1,
     )
@@ -128,7 +136,9 @@ def test_page_zero_probe_refused_ends_the_walk_quietly(make_client, script, page
     ],
 )
 def test_parse_envelope_rejects(body, problem):
-    with pytest.raises(MalformedResponseError, match=f"list_products: page 4 is not a paged envelope: {problem}"):
+    with pytest.raises(
+        MalformedResponseError, match=f"list_products: page 4 is not a paged envelope: {problem}"
+    ):
         parse_envelope(body, operation="list_products", requested_page=4)
 
 
@@ -182,7 +192,9 @@ def test_server_ignoring_page_is_a_loop_not_retried(make_client, page_of):
 def test_same_items_under_a_new_page_number_is_a_loop(make_client):
     def same_items(request: httpx.Request) -> httpx.Response:
         page = int(request.url.params["page"])
-        return httpx.Response(200, json={"page": page, "pages": 9, "itemsPerPage": 1, "totalItems": 9, "items": [{"id": 1}]})
+        return httpx.Response(
+            200, json={"page": page, "pages": 9, "itemsPerPage": 1, "totalItems": 9, "items": [{"id": 1}]}
+        )
 
     client, api = make_client(same_items, items_per_page=1)
     with pytest.raises(PagingLoopError, match="page 2 repeats the items of page 1"):

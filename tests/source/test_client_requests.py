@@ -37,7 +37,7 @@ def test_query_values_are_formatted_as_the_api_wants(make_client):
         params={
             "days": 30,
             "since": datetime(2026, 5, 1, 12, 30, tzinfo=timezone(timedelta(hours=-3))),
-            "naive": datetime(2026, 5, 1, 0, 0, 0, 250000),
+            "naive": datetime(2026, 5, 1, 0, 0, 0, 250000),  # noqa: DTZ001  # naive is read as UTC
             "day": date(2026, 5, 1),
             "flag": False,
             "skipped": None,
@@ -54,8 +54,15 @@ def test_query_values_are_formatted_as_the_api_wants(make_client):
 
 
 def test_format_query_value_accepts_pendulum_and_lists():
-    assert format_query_value(pendulum.datetime(2026, 1, 2, 3, 4, 5, tz="America/Sao_Paulo")) == "2026-01-02T06:04:05Z"
-    assert format_query_value(["a", True, datetime(2026, 1, 1, tzinfo=UTC)]) == ["a", "true", "2026-01-01T00:00:00Z"]
+    assert (
+        format_query_value(pendulum.datetime(2026, 1, 2, 3, 4, 5, tz="America/Sao_Paulo"))
+        == "2026-01-02T06:04:05Z"
+    )
+    assert format_query_value(["a", True, datetime(2026, 1, 1, tzinfo=UTC)]) == [
+        "a",
+        "true",
+        "2026-01-01T00:00:00Z",
+    ]
 
 
 def test_post_sends_json_body_and_accepts_201(make_client):
@@ -78,9 +85,21 @@ def test_paginate_sends_page_and_items_per_page_and_caller_params(make_client, p
     pages = list(client.paginate("list_attendees", path_params={"id": "ev-1"}, params={"order": "asc"}))
     assert [p.items for p in pages] == [items[0:2], items[2:4], items[4:5]]
     assert api.calls == [
-        ("GET", "/events/v1/attendance-list/by-event/ev-1", {"order": "asc", "page": "1", "itemsPerPage": "2"}),
-        ("GET", "/events/v1/attendance-list/by-event/ev-1", {"order": "asc", "page": "2", "itemsPerPage": "2"}),
-        ("GET", "/events/v1/attendance-list/by-event/ev-1", {"order": "asc", "page": "3", "itemsPerPage": "2"}),
+        (
+            "GET",
+            "/events/v1/attendance-list/by-event/ev-1",
+            {"order": "asc", "page": "1", "itemsPerPage": "2"},
+        ),
+        (
+            "GET",
+            "/events/v1/attendance-list/by-event/ev-1",
+            {"order": "asc", "page": "2", "itemsPerPage": "2"},
+        ),
+        (
+            "GET",
+            "/events/v1/attendance-list/by-event/ev-1",
+            {"order": "asc", "page": "3", "itemsPerPage": "2"},
+        ),
     ]
 
 

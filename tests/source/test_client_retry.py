@@ -67,7 +67,9 @@ def test_gives_up_after_max_retries_tries_with_a_clear_error(make_client, clock)
         client.request("list_webhook_origins")
     assert len(api.seen) == 4
     message = str(caught.value)
-    assert message.startswith("list_webhook_origins: the API failed after 4 tries, last with 503: down for maintenance")
+    assert message.startswith(
+        "list_webhook_origins: the API failed after 4 tries, last with 503: down for maintenance"
+    )
     assert "run again later" in message and "max_retries" in message
     assert caught.value.attempts == 4
     stats = client.stats["list_webhook_origins"]
@@ -86,8 +88,9 @@ def test_transport_failure_for_ever_names_the_operation_and_what_to_do(make_clie
     with pytest.raises(TransportError) as caught:
         client.request("list_webhook_origins")
     assert len(api.seen) == 3
-    assert "list_webhook_origins: no answer from https://api.platform.test/webhook/v1/origin after 3 tries" in str(
-        caught.value
+    assert (
+        "list_webhook_origins: no answer from https://api.platform.test/webhook/v1/origin after 3 tries"
+        in str(caught.value)
     )
     assert "ConnectError" in str(caught.value) and "base_url" in str(caught.value)
     assert isinstance(caught.value.__cause__, httpx.ConnectError)
