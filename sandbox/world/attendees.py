@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Record, WorldError
-from .clock import DAY, HOUR, MINUTE, iso, iso_naive
+from .clock import DAY, HOUR, iso, iso_naive
 from .events import EventInfo, Events
 from .people import People, cpf_is_valid
 from .rng import Rng, entity_key, record_key
@@ -20,8 +20,11 @@ from .sales import ATTENDEE_PINS, TICKET, Sales
 from .timeline import state_at
 
 DESCRIPTIONS = {
-    "paid": "Pagamento confirmado", "confirmed": "Inscrição confirmada", "locked": "Ingresso bloqueado",
-    "presence_confirmed": "Presença confirmada", "refunded": "Ingresso reembolsado",
+    "paid": "Pagamento confirmado",
+    "confirmed": "Inscrição confirmada",
+    "locked": "Ingresso bloqueado",
+    "presence_confirmed": "Presença confirmada",
+    "refunded": "Ingresso reembolsado",
 }
 TAGS = ("vip", "imprensa", "palestrante", "staff", "primeira-vez")
 
@@ -96,20 +99,42 @@ class Attendees:
         naive = rng.chance(0.33)  # some invoice dates come without zone (docs/contracts.md part 1)
         fmt = iso_naive if naive else iso
         paid_at = core.paid_at if core.paid_at is not None else core.created
-        custom: dict[str, Any] = {"Empresa": rng.pick(("ACME", "Loja X", "Autônomo"))} if rng.chance(0.3) else {}
+        # a few attendees are foreigners identified by passport (and the locked pin is one of them)
+        passport = rng.chance(0.03) or ATTENDEE_PINS[min(i // 10, 4)] == "locked" and i // 10 == 4
+        document = f"F{rng.below(10**7):07d}" if passport else person.document
+        custom: dict[str, Any] = (
+            {"Empresa": rng.pick(("ACME", "Loja X", "Autônomo"))} if rng.chance(0.3) else {}
+        )
         return {
-            "id": rng.uuid(), "name": person.name, "email": person.email, "document": person.document,
-            "phone": person.phone, "documentType": "cpf", "inviteKey": rng.token(10), "status": status,
-            "ticketId": ticket.id, "ticketName": ticket.name,
+            "id": rng.uuid(),
+            "name": person.name,
+            "email": person.email,
+            "document": document,
+            "phone": person.phone,
+            "documentType": "passport" if passport else "cpf",
+            "inviteKey": rng.token(10),
+            "status": status,
+            "ticketId": ticket.id,
+            "ticketName": ticket.name,
             "checkinDate": iso(checkin) if checkin is not None and checkin <= t else None,
-            "manuallyCreated": False, "fromSqueeze": rng.chance(0.05), "platformId": person.id,
-            "firstPlatformId": buyer.id, "invoiceId": self.sales.sale_id(i), "eventId": info.id,
-            "createdAt": iso(ev[0][0]), "modifiedAt": iso(when),
-            "invoiceCustomerName": buyer.name, "invoiceCustomerEmail": buyer.email,
-            "invoiceCustomerPlatformId": buyer.id, "invoiceCustomerDocument": buyer.document,
-            "invoiceCreatedAt": fmt(core.created), "invoicePaidAt": fmt(paid_at),
-            "invoiceAmount": self.records.money(i).total / 100, "customFields": custom,
-            "statusDescription": DESCRIPTIONS[status], "tags": [rng.pick(TAGS)] if rng.chance(0.2) else [],
+            "manuallyCreated": False,
+            "fromSqueeze": rng.chance(0.05),
+            "platformId": person.id,
+            "firstPlatformId": buyer.id,
+            "invoiceId": self.sales.sale_id(i),
+            "eventId": info.id,
+            "createdAt": iso(ev[0][0]),
+            "modifiedAt": iso(when),
+            "invoiceCustomerName": buyer.name,
+            "invoiceCustomerEmail": buyer.email,
+            "invoiceCustomerPlatformId": buyer.id,
+            "invoiceCustomerDocument": buyer.document,
+            "invoiceCreatedAt": fmt(core.created),
+            "invoicePaidAt": fmt(paid_at),
+            "invoiceAmount": self.records.money(i).total / 100,
+            "customFields": custom,
+            "statusDescription": DESCRIPTIONS[status],
+            "tags": [rng.pick(TAGS)] if rng.chance(0.2) else [],
         }
 
     def all_at(self, k: int, t: int) -> list[Record]:
@@ -135,8 +160,11 @@ class Attendees:
 
     def add(self, body: Record, t: int) -> Record:
         """Manual addition (endpoint 8): 404 event/ticket, 422 invalid document or no stock."""
-        details = [{"field": f, "message": "required"} for f in ("eventId", "ticketId", "name", "documentType")
-                   if not isinstance(body.get(f), str) or not body.get(f)]
+        details = [
+            {"field": f, "message": "required"}
+            for f in ("eventId", "ticketId", "name", "documentType")
+            if not isinstance(body.get(f), str) or not body.get(f)
+        ]
         if details:
             raise WorldError(422, "validation_error", "invalid body", details)
         k = self.events.index_of(body["eventId"], t)
@@ -149,11 +177,16 @@ class Attendees:
         doc_type = body["documentType"]
         document = str(body.get("document") or "")
         if doc_type not in ("cpf", "passport"):
-            raise WorldError(422, "validation_error", "invalid body",
-                             [{"field": "documentType", "message": "must be cpf or passport"}])
+            raise WorldError(
+                422,
+                "validation_error",
+                "invalid body",
+                [{"field": "documentType", "message": "must be cpf or passport"}],
+            )
         if doc_type == "cpf" and not cpf_is_valid(document):
-            raise WorldError(422, "validation_error", "invalid document",
-                             [{"field": "document", "message": "invalid CPF"}])
+            raise WorldError(
+                422, "validation_error", "invalid document", [{"field": "document", "message": "invalid CPF"}]
+            )
         if body.get("useStock") and not ticket.unlimited:
             lot = self.events.lot_on_sale(ticket, t)
             debits = self.events.debits.setdefault(lot.id, [])
@@ -166,21 +199,48 @@ class Attendees:
         aid, invite, stamp = rng.uuid(), rng.token(10), iso(t)
         phone, email, name = str(body.get("phone") or ""), str(body.get("email") or ""), body["name"]
         record = {
-            "id": aid, "name": name, "email": email, "document": document, "phone": phone,
-            "documentType": doc_type, "inviteKey": invite, "status": "presence_confirmed",
-            "ticketId": ticket.id, "ticketName": ticket.name, "checkinDate": stamp, "manuallyCreated": True,
-            "fromSqueeze": False, "platformId": "", "firstPlatformId": "", "invoiceId": "", "eventId": info.id,
-            "createdAt": stamp, "modifiedAt": stamp, "invoiceCustomerName": "", "invoiceCustomerEmail": "",
-            "invoiceCustomerPlatformId": "", "invoiceCustomerDocument": "", "invoiceCreatedAt": "",
-            "invoicePaidAt": "", "invoiceAmount": 0, "customFields": {},
-            "statusDescription": DESCRIPTIONS["presence_confirmed"], "tags": [],
+            "id": aid,
+            "name": name,
+            "email": email,
+            "document": document,
+            "phone": phone,
+            "documentType": doc_type,
+            "inviteKey": invite,
+            "status": "presence_confirmed",
+            "ticketId": ticket.id,
+            "ticketName": ticket.name,
+            "checkinDate": stamp,
+            "manuallyCreated": True,
+            "fromSqueeze": False,
+            "platformId": "",
+            "firstPlatformId": "",
+            "invoiceId": "",
+            "eventId": info.id,
+            "createdAt": stamp,
+            "modifiedAt": stamp,
+            "invoiceCustomerName": "",
+            "invoiceCustomerEmail": "",
+            "invoiceCustomerPlatformId": "",
+            "invoiceCustomerDocument": "",
+            "invoiceCreatedAt": "",
+            "invoicePaidAt": "",
+            "invoiceAmount": 0,
+            "customFields": {},
+            "statusDescription": DESCRIPTIONS["presence_confirmed"],
+            "tags": [],
         }
         self.overlay.attendees.setdefault(k, []).append(record)
         return {
-            "id": aid, "inviteKey": invite, "name": name, "document": document, "phoneNumber": phone,
-            "email": email, "platformId": "", "invoiceId": "", "documentType": doc_type,
-            "status": "presence_confirmed", "manuallyCreated": True, "modifiedAt": stamp,
+            "id": aid,
+            "inviteKey": invite,
+            "name": name,
+            "document": document,
+            "phoneNumber": phone,
+            "email": email,
+            "platformId": "",
+            "invoiceId": "",
+            "documentType": doc_type,
+            "status": "presence_confirmed",
+            "manuallyCreated": True,
+            "modifiedAt": stamp,
         }
-
-
-_ = MINUTE

@@ -48,7 +48,7 @@ def validate(body: Record, catalog: Catalog) -> list[dict[str, str]]:
         if not isinstance(item.get("description"), str) or not item["description"]:
             details.append({"field": f"{where}.description", "message": "required"})
         qty = item.get("quantity")
-        if not _number(qty) or qty <= 0:
+        if not isinstance(qty, int | float) or isinstance(qty, bool) or qty <= 0:
             details.append({"field": f"{where}.quantity", "message": "required positive number"})
         price = item.get("price")
         if price is not None:
@@ -76,8 +76,13 @@ class Carts:
         self.count += 1
         key = rng.token(24, "abcdef0123456789")
         return {
-            "id": str(800_000_000 + self.count), "key": key, "orderId": body["orderId"],
-            "paymentUrl": f"https://pay.platform.example/cart/{key}", "postbackUrl": body["postbackUrl"],
-            "returnUrl": body.get("returnUrl"), "installments": body.get("installments") or 1,
-            "items": [dict(item) for item in body.get("items") or []], "customer": body.get("customer"),
+            "id": str(800_000_000 + self.count),
+            "key": key,
+            "orderId": body["orderId"],
+            "paymentUrl": f"https://pay.platform.example/cart/{key}",
+            "postbackUrl": body["postbackUrl"],
+            "returnUrl": body.get("returnUrl"),
+            "installments": body.get("installments") or 1,
+            "items": [dict(item) for item in body.get("items") or []],
+            "customer": body.get("customer"),
         }

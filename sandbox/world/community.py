@@ -16,8 +16,15 @@ from .rng import MASK, Rng, Stream, entity_key, mix64, record_key
 
 COMMUNITIES = ((9101, "Comunidade Alunos"), (9102, "Clube de Membros"), (9103, "Mentoria em Grupo"))
 SPACES = ("Boas-vindas", "Dúvidas", "Conquistas", "Avisos")
-TITLES = ("Como vocês organizam os estudos?", "Minha primeira venda!", "Dúvida sobre o módulo 3",
-          "Compartilhando meu projeto", "Live de amanhã", "Material extra da semana", "Apresentação")
+TITLES = (
+    "Como vocês organizam os estudos?",
+    "Minha primeira venda!",
+    "Dúvida sobre o módulo 3",
+    "Compartilhando meu projeto",
+    "Live de amanhã",
+    "Material extra da semana",
+    "Apresentação",
+)
 SPREAD = 14 * DAY
 POST_BASE = 600_000_000
 MEMBER_BASE = 700_000_000
@@ -30,7 +37,7 @@ class Community:
         self.people = people
         self.pool = pool
         self.key = entity_key(seed, f"community.{n}")
-        self.stream = Stream(seed, f"community.{n}.post", H0, T0, max(60, scale // 500))
+        self.stream = Stream(seed, f"community.{n}.post", H0, T0, max(120, scale // 200))
         self.members = max(20, scale // 300)
 
     def post_life(self, p: int) -> tuple[int, int, int, int]:
@@ -56,8 +63,12 @@ class Community:
         spread = max(1, min(t - created, SPREAD))
         m = self.member(author)
         return {
-            "id": POST_BASE + self.n * 50_000_000 + p, "title": TITLES[p % len(TITLES)], "createdAt": iso(created),
-            "updatedAt": iso(updated), "totalComments": count, "totalLikes": likes * spread // SPREAD,
+            "id": POST_BASE + self.n * 50_000_000 + p,
+            "title": TITLES[p % len(TITLES)],
+            "createdAt": iso(created),
+            "updatedAt": iso(updated),
+            "totalComments": count,
+            "totalLikes": likes * spread // SPREAD,
             "member": {"id": m["id"], "email": m["email"]},
             "space": {"id": 9500 + self.n * 10 + p % len(SPACES), "name": SPACES[p % len(SPACES)]},
             "tags": ["destaque"] if f > 20 else [],
@@ -88,8 +99,10 @@ class Community:
         out = []
         for m in sorted(posts):
             rec = self.member(m)
-            rec["posts"] = [{"id": POST_BASE + self.n * 50_000_000 + p, "title": TITLES[p % len(TITLES)]}
-                            for p in posts[m]]
+            rec["posts"] = [
+                {"id": POST_BASE + self.n * 50_000_000 + p, "title": TITLES[p % len(TITLES)]}
+                for p in posts[m]
+            ]
             out.append(rec)
         return RecordListing(out)
 

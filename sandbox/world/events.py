@@ -121,13 +121,18 @@ class Events:
             base = base // 2 if name == "Meia-entrada" else base
             expected = self.per_event // (n_tickets * n_lots) + 1
             for L in range(n_lots):
-                ticket.lots.append(Lot(
-                    id=rng.uuid(), number=L + 1,
-                    start_sale=lo + (hi - lo) * L // n_lots, end_sale=lo + (hi - lo) * (L + 1) // n_lots,
-                    quantity=max(2, round(expected * (1.2 + rng.r()))),
-                    value=(base * (10 + 2 * L) // 10) if paid else 0,
-                    active=rng.chance(0.9), created=self.created(k) + rng.below(DAY),
-                ))
+                ticket.lots.append(
+                    Lot(
+                        id=rng.uuid(),
+                        number=L + 1,
+                        start_sale=lo + (hi - lo) * L // n_lots,
+                        end_sale=lo + (hi - lo) * (L + 1) // n_lots,
+                        quantity=max(2, round(expected * (1.2 + rng.r()))),
+                        value=(base * (10 + 2 * L) // 10) if paid else 0,
+                        active=rng.chance(0.9),
+                        created=self.created(k) + rng.below(DAY),
+                    )
+                )
             tickets.append(ticket)
         end = start + rng.pick((3, 4, 8, 24, 48)) * HOUR
         info = EventInfo(k, eid, self.created(k), start, end, product, tickets, record_key(self.key, k))
@@ -164,35 +169,70 @@ class Events:
                 debits = self.debits.get(L.id, [])
                 lot_modified = max([L.created, *debits])
                 modified = max(modified, lot_modified)
-                lots.append({
-                    "id": L.id, "ticketId": tk.id, "name": f"Lote {L.number}",
-                    "quantity": L.quantity - len(debits), "value": L.value / 100, "isActive": L.active,
-                    "startSaleAt": iso(L.start_sale), "endSaleAt": iso(L.end_sale),
-                    "createdAt": iso(L.created), "modifiedAt": iso(lot_modified),
-                    "platformProductId": int(info.product.id),
-                })
-            tickets.append({
-                "id": tk.id, "eventId": info.id, "name": tk.name, "isPaid": tk.paid, "showOnPage": tk.paid,
-                "buyLimit": tk.name == "Meia-entrada", "isUnlimited": tk.unlimited, "isActive": True,
-                "buyMinimum": 1, "createdAt": iso(info.created), "modifiedAt": iso(info.created), "lots": lots,
-            })
+                lots.append(
+                    {
+                        "id": L.id,
+                        "ticketId": tk.id,
+                        "name": f"Lote {L.number}",
+                        "quantity": L.quantity - len(debits),
+                        "value": L.value / 100,
+                        "isActive": L.active,
+                        "startSaleAt": iso(L.start_sale),
+                        "endSaleAt": iso(L.end_sale),
+                        "createdAt": iso(L.created),
+                        "modifiedAt": iso(lot_modified),
+                        "platformProductId": int(info.product.id),
+                    }
+                )
+            tickets.append(
+                {
+                    "id": tk.id,
+                    "eventId": info.id,
+                    "name": tk.name,
+                    "isPaid": tk.paid,
+                    "showOnPage": tk.paid,
+                    "buyLimit": tk.name == "Meia-entrada",
+                    "isUnlimited": tk.unlimited,
+                    "isActive": True,
+                    "buyMinimum": 1,
+                    "createdAt": iso(info.created),
+                    "modifiedAt": iso(info.created),
+                    "lots": lots,
+                }
+            )
         slug = f"evento-{info.id[:8]}"
         return {
-            "id": info.id, "userId": self.owner_id, "type": etype, "title": title,
+            "id": info.id,
+            "userId": self.owner_id,
+            "type": etype,
+            "title": title,
             "description": f"{title}: um dia inteiro de conteúdo prático, networking e sorteios.",
             "saleUrl": f"https://events.platform.example/{slug}",
             "imageUrl": f"https://cdn.platform.example/events/{slug}.jpg",
             "streamUrl": f"https://live.platform.example/{slug}",
             "reserveTime": rng.pick((10, 15, 30)),
             "transmissionLinks": [f"https://live.platform.example/{slug}"] if etype != "presential" else [],
-            "files": [f"https://cdn.platform.example/events/{slug}/programacao.pdf"] if rng.chance(0.5) else [],
-            "isLive": etype == "live", "activePrecheckout": rng.chance(0.3),
-            "startAt": iso(info.start), "endAt": iso(info.end), "createdAt": iso(info.created),
-            "modifiedAt": iso(modified), "tickets": tickets,
+            "files": [f"https://cdn.platform.example/events/{slug}/programacao.pdf"]
+            if rng.chance(0.5)
+            else [],
+            "isLive": etype == "live",
+            "activePrecheckout": rng.chance(0.3),
+            "startAt": iso(info.start),
+            "endAt": iso(info.end),
+            "createdAt": iso(info.created),
+            "modifiedAt": iso(modified),
+            "tickets": tickets,
             "address": {
-                "place": place, "country": "Brasil", "state": state, "city": city, "district": "Centro",
-                "street": "Avenida Principal", "complement": "Pavilhão A", "number": str(rng.between(10, 999)),
-                "zip": f"{rng.below(10**8):08d}", "mapUrl": f"https://maps.example/?q={lat},{lon}",
+                "place": place,
+                "country": "Brasil",
+                "state": state,
+                "city": city,
+                "district": "Centro",
+                "street": "Avenida Principal",
+                "complement": "Pavilhão A",
+                "number": str(rng.between(10, 999)),
+                "zip": f"{rng.below(10**8):08d}",
+                "mapUrl": f"https://maps.example/?q={lat},{lon}",
                 "geolocation": {"latitude": lat, "longitude": lon},
             },
         }

@@ -24,24 +24,55 @@ from .timeline import state_at
 FISCAL_BASE = 300_000_000
 TRANSFER_BASE = 400_000_000
 MAX_LAG = MAX_PAY_DELAY + 2 * DAY
-FISCAL_STATUSES = ("new", "pending", "waitingDocument", "canceled", "processed", "approved", "fileGenerated",
-                   "processing", "deleted")
-FISCAL_PATHS = Weighted([
-    (("processing", "processed", "approved", "fileGenerated"), 85),
-    (("pending", "waitingDocument", "processing", "approved"), 8), (("pending", "waitingDocument"), 5),
-    (("deleted",), 2),
-])
-TRANSFER_STATUSES = ("confirmed", "canceled", "returnedMessage", "pending", "awaitingBankReturn", "inProgress",
-                     "blocked", "awaitingTransfer", "inProcess", "inQueue", "failed", "registeringInvoices")
-TRANSFER_PATHS = Weighted([
-    (("inQueue", "inProcess", "awaitingBankReturn", "confirmed"), 70),
-    (("registeringInvoices", "awaitingTransfer", "inProgress", "confirmed"), 10),
-    (("inProgress", "failed"), 5), (("inProcess", "awaitingBankReturn", "returnedMessage"), 4),
-    (("canceled",), 6), (("blocked",), 5),
-])
+FISCAL_STATUSES = (
+    "new",
+    "pending",
+    "waitingDocument",
+    "canceled",
+    "processed",
+    "approved",
+    "fileGenerated",
+    "processing",
+    "deleted",
+)
+FISCAL_PATHS = Weighted(
+    [
+        (("processing", "processed", "approved", "fileGenerated"), 85),
+        (("pending", "waitingDocument", "processing", "approved"), 8),
+        (("pending", "waitingDocument"), 5),
+        (("deleted",), 2),
+    ]
+)
+TRANSFER_STATUSES = (
+    "confirmed",
+    "canceled",
+    "returnedMessage",
+    "pending",
+    "awaitingBankReturn",
+    "inProgress",
+    "blocked",
+    "awaitingTransfer",
+    "inProcess",
+    "inQueue",
+    "failed",
+    "registeringInvoices",
+)
+TRANSFER_PATHS = Weighted(
+    [
+        (("inQueue", "inProcess", "awaitingBankReturn", "confirmed"), 70),
+        (("registeringInvoices", "awaitingTransfer", "inProgress", "confirmed"), 10),
+        (("inProgress", "failed"), 5),
+        (("inProcess", "awaitingBankReturn", "returnedMessage"), 4),
+        (("canceled",), 6),
+        (("blocked",), 5),
+    ]
+)
 TERMINAL = {"confirmed", "failed", "returnedMessage", "canceled"}
-TRANSFER_DETAILS = {"failed": "Conta de destino inválida", "returnedMessage": "Devolvido pelo banco: conta encerrada",
-                    "blocked": "Bloqueado para análise de segurança"}
+TRANSFER_DETAILS = {
+    "failed": "Conta de destino inválida",
+    "returnedMessage": "Devolvido pelo banco: conta encerrada",
+    "blocked": "Bloqueado para análise de segurança",
+}
 TAXATION = {
     "nbs": {"code": "1.1506.00.00", "description": "Serviços de educação a distância"},
     "taxClassification": {"code": "01", "description": "Tributação no município"},
@@ -96,13 +127,33 @@ class FiscalDocuments:
             ev = [x for x in ev if x[0] < core.refund_at] + [(core.refund_at, "canceled")]
         return ev
 
-    def listing(self, t: int, start: int, end: int, status: str | None, name: str | None, email: str | None,
-                sale_id: str | None, product_id: str | None, document_id: str | None) -> KeyListing[int]:
+    def listing(
+        self,
+        t: int,
+        start: int,
+        end: int,
+        status: str | None,
+        name: str | None,
+        email: str | None,
+        sale_id: str | None,
+        product_id: str | None,
+        document_id: str | None,
+    ) -> KeyListing[int]:
         query = ("fiscal", t, start, end, status, name, email, sale_id, product_id, document_id)
         return KeyListing(self.cache.get(query, lambda: self._scan(*query[1:])), lambda i: self.record(i, t))
 
-    def _scan(self, t: int, start: int, end: int, status: str | None, name: str | None, email: str | None,
-              sale_id: str | None, product_id: str | None, document_id: str | None) -> array[int]:
+    def _scan(
+        self,
+        t: int,
+        start: int,
+        end: int,
+        status: str | None,
+        name: str | None,
+        email: str | None,
+        sale_id: str | None,
+        product_id: str | None,
+        document_id: str | None,
+    ) -> array[int]:
         end = min(end, t)
         count = self.sales.count_at(min(end, t))
         candidates: range | list[int] = range(self.sales.stream.first_at_or_after(start - MAX_LAG), count)
@@ -140,31 +191,76 @@ class FiscalDocuments:
         assert core.paid_at is not None
         return {
             "document": {
-                "id": str(FISCAL_BASE + i), "name": f"NFS-e {i + 1:09d}", "status": state_at(ev, t)[1],
-                "type": "NFS-e", "baseValue": money(m.total), "emissionDate": iso(ev[0][0]),
-                "referenceDate": iso(core.paid_at // DAY * DAY), "processingDate": iso(processing),
+                "id": str(FISCAL_BASE + i),
+                "name": f"NFS-e {i + 1:09d}",
+                "status": state_at(ev, t)[1],
+                "type": "NFS-e",
+                "baseValue": money(m.total),
+                "emissionDate": iso(ev[0][0]),
+                "referenceDate": iso(core.paid_at // DAY * DAY),
+                "processingDate": iso(processing),
                 "taxation": TAXATION,
             },
             "source": {
-                "taxType": None, "companyName": f"{pr.name} Educação Ltda", "document": "12345678000195",
-                "ie": "ISENTO", "im": None, "email": pr.email, "tel": None, "tel2": "", "cell": pr.phone,
-                "address": {"street": pr.street, "number": pr.street_number, "complement": pr.complement or "",
-                            "district": pr.district, "zipCode": pr.zip_code, "city": pr.city, "uf": pr.state},
+                "taxType": None,
+                "companyName": f"{pr.name} Educação Ltda",
+                "document": "12345678000195",
+                "ie": "ISENTO",
+                "im": None,
+                "email": pr.email,
+                "tel": None,
+                "tel2": "",
+                "cell": pr.phone,
+                "address": {
+                    "street": pr.street,
+                    "number": pr.street_number,
+                    "complement": pr.complement or "",
+                    "district": pr.district,
+                    "zipCode": pr.zip_code,
+                    "city": pr.city,
+                    "uf": pr.state,
+                },
             },
             "destination": {
-                "companyName": buyer.name, "taxType": "F", "taxId": buyer.document, "ie": "ISENTO", "im": None,
-                "email": buyer.email, "tel": None, "tel2": None, "cell": buyer.phone,
-                "address": {"zipCode": buyer.zip_code, "street": buyer.street, "number": buyer.street_number,
-                            "complement": buyer.complement, "district": buyer.district, "countryForeign": None,
-                            "city": buyer.city, "uf": buyer.state, "country": "Brasil"},
+                "companyName": buyer.name,
+                "taxType": "F",
+                "taxId": buyer.document,
+                "ie": "ISENTO",
+                "im": None,
+                "email": buyer.email,
+                "tel": None,
+                "tel2": None,
+                "cell": buyer.phone,
+                "address": {
+                    "zipCode": buyer.zip_code,
+                    "street": buyer.street,
+                    "number": buyer.street_number,
+                    "complement": buyer.complement,
+                    "district": buyer.district,
+                    "countryForeign": None,
+                    "city": buyer.city,
+                    "uf": buyer.state,
+                    "country": "Brasil",
+                },
             },
             "sale": {"id": self.sales.sale_id(i), "paymentDate": iso(core.paid_at), "total": money(m.total)},
             "client": {
-                "id": buyer.id, "name": buyer.name, "document": buyer.document, "email": buyer.email,
-                "cellphone": buyer.phone, "telephone": None, "telephone2": None,
-                "address": {"zipCode": buyer.zip_code, "street": buyer.street, "number": buyer.street_number,
-                            "complement": buyer.complement, "neighborhood": buyer.district, "city": buyer.city,
-                            "state": buyer.state},
+                "id": buyer.id,
+                "name": buyer.name,
+                "document": buyer.document,
+                "email": buyer.email,
+                "cellphone": buyer.phone,
+                "telephone": None,
+                "telephone2": None,
+                "address": {
+                    "zipCode": buyer.zip_code,
+                    "street": buyer.street,
+                    "number": buyer.street_number,
+                    "complement": buyer.complement,
+                    "neighborhood": buyer.district,
+                    "city": buyer.city,
+                    "state": buyer.state,
+                },
             },
             "product": {"id": core.product.id, "title": core.product.name},
             "generatedByNewSystem": core.created >= H0 + 365 * DAY,

@@ -21,9 +21,16 @@ from .rng import Rng, Stream, entity_key, record_key
 
 COMMENT_BASE = 500_000_000
 NEVER = 1 << 62
-TEXTS = ("Ótima aula, muito clara!", "Não consegui baixar o material complementar.", "Poderia explicar melhor o exemplo?",
-         "Obrigado, professor!", "O vídeo trava no minuto 5.", "Qual a bibliografia recomendada?",
-         "Excelente conteúdo, já estou aplicando.", "Tem exercício para esta aula?")
+TEXTS = (
+    "Ótima aula, muito clara!",
+    "Não consegui baixar o material complementar.",
+    "Poderia explicar melhor o exemplo?",
+    "Obrigado, professor!",
+    "O vídeo trava no minuto 5.",
+    "Qual a bibliografia recomendada?",
+    "Excelente conteúdo, já estou aplicando.",
+    "Tem exercício para esta aula?",
+)
 PLATFORMS = ("platform", "externalA", "externalB", "externalC", "externalD", "api")
 SCHOOL_WORDS = ("saber", "aprender")
 
@@ -49,7 +56,9 @@ class Courses:
         self.key = entity_key(seed, "comment")
         rng = Rng(entity_key(seed, "course"))
         self.ids = [8001 + n for n in range(min(8, 3 + scale // 200_000))]
-        self.lessons = [[90_000 + n * 100 + m for m in range(rng.between(5, 12))] for n in range(len(self.ids))]
+        self.lessons = [
+            [90_000 + n * 100 + m for m in range(rng.between(5, 12))] for n in range(len(self.ids))
+        ]
         self.names = [f"Curso {TOPICS[n % len(TOPICS)]}" for n in range(len(self.ids))]
         self.lesson_pos = {lid: (n, m) for n, ls in enumerate(self.lessons) for m, lid in enumerate(ls)}
         self.stream = Stream(seed, "comment", H0, T0, max(60, scale // 2))
@@ -60,15 +69,27 @@ class Courses:
         created = self.stream.created(c)
         decided = created + rng.between(HOUR, 3 * DAY)
         u = rng.r()
-        final = ("approved", "rejected", "inModeration")[c] if c < 3 else (
-            "approved" if u < 0.85 else "rejected" if u < 0.95 else "inModeration")
+        final = (
+            ("approved", "rejected", "inModeration")[c]
+            if c < 3
+            else ("approved" if u < 0.85 else "rejected" if u < 0.95 else "inModeration")
+        )
         read = created + rng.between(HOUR, 5 * DAY) if rng.chance(0.8) else NEVER
         answered = created + rng.between(2 * HOUR, 7 * DAY) if rng.chance(0.5) else NEVER
         fixed = created + rng.between(DAY, 10 * DAY) if rng.chance(0.05) or c == 0 else NEVER
         favorite = created + rng.between(HOUR, 10 * DAY) if rng.chance(0.1) or c == 0 else NEVER
-        return CommentLife(created, 1 + rng.below(self.pool), decided if final != "inModeration" else NEVER, final,
-                           min(read, answered), answered, fixed, favorite, c % 3 == 1 or rng.chance(0.2),
-                           rng.pick(TEXTS))
+        return CommentLife(
+            created,
+            1 + rng.below(self.pool),
+            decided if final != "inModeration" else NEVER,
+            final,
+            min(read, answered),
+            answered,
+            fixed,
+            favorite,
+            c % 3 == 1 or rng.chance(0.2),
+            rng.pick(TEXTS),
+        )
 
     def record(self, c: int, t: int) -> Record:
         life = self.life(c)
@@ -76,15 +97,28 @@ class Courses:
         lessons = self.lessons[n]
         text = f"<p>{life.text}</p>" if life.html else life.text
         return {
-            "id": COMMENT_BASE + c, "text": text, "isRead": life.read_at <= t, "isFavorite": life.favorite_at <= t,
-            "isFixed": life.fixed_at <= t, "isAnswered": life.answered_at <= t, "createdAt": iso(life.created),
-            "status": life.final if life.status_at <= t else "inModeration", "type": "html" if life.html else "text",
-            "author": self.people.get(life.author).name, "lessonId": lessons[(c // len(self.ids)) % len(lessons)],
+            "id": COMMENT_BASE + c,
+            "text": text,
+            "isRead": life.read_at <= t,
+            "isFavorite": life.favorite_at <= t,
+            "isFixed": life.fixed_at <= t,
+            "isAnswered": life.answered_at <= t,
+            "createdAt": iso(life.created),
+            "status": life.final if life.status_at <= t else "inModeration",
+            "type": "html" if life.html else "text",
+            "author": self.people.get(life.author).name,
+            "lessonId": lessons[(c // len(self.ids)) % len(lessons)],
         }
 
-    def comments(self, t: int, course_id: int | None, lesson_id: int | None, status: str | None,
-                 flags: tuple[bool | None, bool | None, bool | None, bool | None], email: str | None
-                 ) -> RangeListing | KeyListing[int]:
+    def comments(
+        self,
+        t: int,
+        course_id: int | None,
+        lesson_id: int | None,
+        status: str | None,
+        flags: tuple[bool | None, bool | None, bool | None, bool | None],
+        email: str | None,
+    ) -> RangeListing | KeyListing[int]:
         count = self.stream.count_at(t)
         c_n = len(self.ids)
         start, step = 0, 1
@@ -101,12 +135,19 @@ class Courses:
         if status is None and flags == (None, None, None, None) and email is None:
             return RangeListing(start, size, lambda c: self.record(c, t), step)
         query = ("comments", t, start, step, size, status, flags, (email or "").casefold())
-        hits = self.cache.get(query, lambda: self._scan(t, range(start, start + size * step, step), status,
-                                                        flags, email))
+        hits = self.cache.get(
+            query, lambda: self._scan(t, range(start, start + size * step, step), status, flags, email)
+        )
         return KeyListing(hits, lambda c: self.record(c, t))
 
-    def _scan(self, t: int, indices: range, status: str | None,
-              flags: tuple[bool | None, bool | None, bool | None, bool | None], email: str | None) -> array[int]:
+    def _scan(
+        self,
+        t: int,
+        indices: range,
+        status: str | None,
+        flags: tuple[bool | None, bool | None, bool | None, bool | None],
+        email: str | None,
+    ) -> array[int]:
         favorite, answered, read, fixed = flags
         email_l = email.casefold() if email else None
         out = array("q")
@@ -114,10 +155,12 @@ class Courses:
             life = self.life(c)
             if status is not None and (life.final if life.status_at <= t else "inModeration") != status:
                 continue
-            if ((favorite is not None and (life.favorite_at <= t) != favorite)
-                    or (answered is not None and (life.answered_at <= t) != answered)
-                    or (read is not None and (life.read_at <= t) != read)
-                    or (fixed is not None and (life.fixed_at <= t) != fixed)):
+            if (
+                (favorite is not None and (life.favorite_at <= t) != favorite)
+                or (answered is not None and (life.answered_at <= t) != answered)
+                or (read is not None and (life.read_at <= t) != read)
+                or (fixed is not None and (life.fixed_at <= t) != fixed)
+            ):
                 continue
             if email_l is not None and self.people.get(life.author).email.casefold() != email_l:
                 continue
@@ -131,7 +174,9 @@ class Schools:
     def __init__(self, seed: int, scale: int, people: People, course_names: list[str]):
         self.people = people
         self.key = entity_key(seed, "school")
-        self.course_names = course_names + [f"Curso {t}" for t in TOPICS[len(course_names):len(course_names) + 6]]
+        self.course_names = course_names + [
+            f"Curso {t}" for t in TOPICS[len(course_names) : len(course_names) + 6]
+        ]
         n_students = max(5, scale // 2000)
         self.slugs = [f"escola-{w}" for w in SCHOOL_WORDS]
         self.students: list[list[str]] = []
@@ -143,15 +188,23 @@ class Schools:
                 first = people.get(5_000_000 + s * 1_000_000 + n).name.split()[0].lower()
                 names.append(f"{first.encode('ascii', 'ignore').decode() or 'aluno'}-{s}{n:05d}")
             self.students.append(names)
-            self.deliveries.append({d["id"]: d for d in (self._delivery(s, n, rng) for n in range(rng.between(3, 5)))})
+            self.deliveries.append(
+                {d["id"]: d for d in (self._delivery(s, n, rng) for n in range(rng.between(3, 5)))}
+            )
 
     def _delivery(self, s: int, n: int, rng: Rng) -> Record:
         platform = PLATFORMS[s * 3 + n] if n < 3 else rng.pick(PLATFORMS)
         return {
-            "id": 700 + s * 100 + n, "name": f"Entrega {n + 1} - {self.slugs[s]}", "platform": platform,
-            "platformProductId": str(4_100_000 + n), "platformOfferId": rng.token(8) if rng.chance(0.5) else None,
-            "isActive": n != 2 or rng.chance(0.5), "isSubscription": n % 2 == 1, "autoRemoveAccess": rng.chance(0.5),
-            "tags": ["turma-" + str(n + 1)] + (["vip"] if rng.chance(0.3) else []), "endsAfter": rng.pick((0, 180, 365)),
+            "id": 700 + s * 100 + n,
+            "name": f"Entrega {n + 1} - {self.slugs[s]}",
+            "platform": platform,
+            "platformProductId": str(4_100_000 + n),
+            "platformOfferId": rng.token(8) if rng.chance(0.5) else None,
+            "isActive": n != 2 or rng.chance(0.5),
+            "isSubscription": n % 2 == 1,
+            "autoRemoveAccess": rng.chance(0.5),
+            "tags": ["turma-" + str(n + 1)] + (["vip"] if rng.chance(0.3) else []),
+            "endsAfter": rng.pick((0, 180, 365)),
         }
 
     def school(self, team_slug: str) -> int:
@@ -176,8 +229,14 @@ class Schools:
             progress = min(stop, (t - created) * 100 // (days * DAY))
             course = self.course_names[(n + e) % len(self.course_names)]
             cert = f"https://school.platform.example/{team_slug}/certificates/{student_slug}-{e}.pdf"
-            out.append({"createdAt": iso(created), "certificateUrl": cert if progress >= 100 else None,
-                        "progress": progress, "course": {"name": course}})
+            out.append(
+                {
+                    "createdAt": iso(created),
+                    "certificateUrl": cert if progress >= 100 else None,
+                    "progress": progress,
+                    "course": {"name": course},
+                }
+            )
         return RecordListing(out)
 
     def delivery(self, team_slug: str, delivery_id: int) -> Record:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from .api import Record
 
 K = TypeVar("K")
+V = TypeVar("V")
 
 
 def _window(total: int, offset: int, limit: int) -> range:
@@ -69,10 +70,10 @@ class ScanCache:
         self.size = size
         self._items: OrderedDict[Hashable, object] = OrderedDict()
 
-    def get(self, key: Hashable, compute: Callable[[], object]) -> object:
+    def get(self, key: Hashable, compute: Callable[[], V]) -> V:
         if key in self._items:
             self._items.move_to_end(key)
-            return self._items[key]
+            return cast(V, self._items[key])
         value = compute()
         self._items[key] = value
         if len(self._items) > self.size:

@@ -20,18 +20,41 @@ MODERATION = ("approved", "new", "pending", "refused")
 AFFILIATION_STATUS = ("approved", "pending", "canceled", "removed")
 # One-off products pinned so each remaining type and payment type (and billing `unknown`) exists.
 PINNED_SINGLES = (
-    ("digital", "oneTime"), ("physical", "oneTime"), ("ecommerce", "free"), ("package", "open"),
-    ("project", "open"), ("service", "oneTime"),
+    ("digital", "oneTime"),
+    ("physical", "oneTime"),
+    ("ecommerce", "free"),
+    ("package", "open"),
+    ("project", "open"),
+    ("service", "oneTime"),
 )
 TOPICS = (
-    "Marketing Digital", "Finanças Pessoais", "Inglês Fluente", "Fotografia", "Confeitaria", "Yoga",
-    "Programação Python", "Excel Avançado", "Violão", "Maquiagem", "Concursos", "Nutrição",
-    "Desenho", "Investimentos", "Oratória", "Produtividade", "Copywriting", "Tráfego Pago",
+    "Marketing Digital",
+    "Finanças Pessoais",
+    "Inglês Fluente",
+    "Fotografia",
+    "Confeitaria",
+    "Yoga",
+    "Programação Python",
+    "Excel Avançado",
+    "Violão",
+    "Maquiagem",
+    "Concursos",
+    "Nutrição",
+    "Desenho",
+    "Investimentos",
+    "Oratória",
+    "Produtividade",
+    "Copywriting",
+    "Tráfego Pago",
 )
 FORMATS = {
-    "digital": ("Curso", "Masterclass", "E-book"), "physical": ("Kit", "Livro"),
-    "service": ("Mentoria", "Consultoria"), "ticket": ("Ingresso", "Imersão"),
-    "ecommerce": ("Loja", "Box"), "package": ("Pacote", "Combo"), "project": ("Projeto", "Desafio"),
+    "digital": ("Curso", "Masterclass", "E-book"),
+    "physical": ("Kit", "Livro"),
+    "service": ("Mentoria", "Consultoria"),
+    "ticket": ("Ingresso", "Imersão"),
+    "ecommerce": ("Loja", "Box"),
+    "package": ("Pacote", "Combo"),
+    "project": ("Projeto", "Desafio"),
 }
 
 
@@ -81,14 +104,20 @@ class Catalog:
         if k < self.ticket_count:
             role, ptype, pay = "ticket", "ticket", "oneTime"
         elif k < self.ticket_count + self.sub_count:
-            role, ptype, pay = "subscription", rng.pick(("digital", "digital", "service", "project")), "subscription"
+            role, ptype, pay = (
+                "subscription",
+                rng.pick(("digital", "digital", "service", "project")),
+                "subscription",
+            )
         else:
             role = "single"
             s = k - self.ticket_count - self.sub_count
             if s < len(PINNED_SINGLES):
                 ptype, pay = PINNED_SINGLES[s]
             else:
-                ptype = rng.pick(("digital", "digital", "digital", "physical", "service", "ecommerce", "package"))
+                ptype = rng.pick(
+                    ("digital", "digital", "digital", "physical", "service", "ecommerce", "package")
+                )
                 pay = "free" if rng.chance(0.05) else "oneTime"
         billing = PAYMENT_BILLING[pay]
         if pay == "open" and k % 2 == 0:
@@ -127,13 +156,25 @@ class Catalog:
                 "type": pay,
                 "price": {"currency": "BRL", "value": price / 100},
                 "methods": {
-                    "bankslip": pay != "free", "pix": pay != "free", "card": pay != "free",
+                    "bankslip": pay != "free",
+                    "pix": pay != "free",
+                    "card": pay != "free",
                     "multipleCards": multiple,
                 },
             },
         }
         return ProductInfo(
-            k, pid, name, ptype, pay, billing, price, role, created, record, sku,
+            k,
+            pid,
+            name,
+            ptype,
+            pay,
+            billing,
+            price,
+            role,
+            created,
+            record,
+            sku,
             affiliate_rate=rng.pick((0.2, 0.3, 0.4)),
         )
 
@@ -145,54 +186,69 @@ class Catalog:
         for c in range(n_campaigns):
             cid = 5_000_000 + k * 10 + c
             key = rng.token(8)
-            p.campaigns.append({
-                "id": str(cid),
-                "key": key,
-                "title": f"Campanha {c + 1} - {p.name}",
-                "url": f"https://go.platform.example/{key}",
-                "resultPerClick": {"affiliate": rng.between(0, 250) / 100, "producer": rng.between(0, 400) / 100},
-                "isInfinityFunnel": k == 0 and c == 0 or rng.chance(0.2),
-                "isActive": not (k == 0 and c == 1) and rng.chance(0.85),
-                "createdAt": iso(p.created + rng.between(1, 600) * DAY // 2),
-            })
+            p.campaigns.append(
+                {
+                    "id": str(cid),
+                    "key": key,
+                    "title": f"Campanha {c + 1} - {p.name}",
+                    "url": f"https://go.platform.example/{key}",
+                    "resultPerClick": {
+                        "affiliate": rng.between(0, 250) / 100,
+                        "producer": rng.between(0, 400) / 100,
+                    },
+                    "isInfinityFunnel": k == 0 and c == 0 or rng.chance(0.2),
+                    "isActive": not (k == 0 and c == 1) and rng.chance(0.85),
+                    "createdAt": iso(p.created + rng.between(1, 600) * DAY // 2),
+                }
+            )
         n_partners = 2 if k < 2 else rng.below(4)
         for c in range(n_partners):
             person = self.people.get(1_000_000 + k * 4 + c)
             pct = (k + c) % 2 == 0 if k < 2 else rng.chance(0.6)
-            p.partners.append({
-                "id": person.id,
-                "name": person.name,
-                "email": person.email,
-                "commission": {
-                    "type": "percentage" if pct else "value",
-                    # percentages stay small and fixed values under 10% of the price, so net >= 0
-                    "value": float(rng.between(2, 10)) if pct else rng.between(0, p.price_cents // 1000) / 10,
-                    "onlyByAffiliate": k == 1 and c == 1 or rng.chance(0.15),
-                },
-                "permission": {
-                    "canManageAffiliates": rng.chance(0.5),
-                    "canRefund": rng.chance(0.3),
-                    "canViewCustomerData": rng.chance(0.7),
-                },
-            })
+            p.partners.append(
+                {
+                    "id": person.id,
+                    "name": person.name,
+                    "email": person.email,
+                    "commission": {
+                        "type": "percentage" if pct else "value",
+                        # percentages stay small and fixed values under 10% of the price, so net >= 0
+                        "value": float(rng.between(2, 10))
+                        if pct
+                        else rng.between(0, p.price_cents // 1000) / 10,
+                        "onlyByAffiliate": k == 1 and c == 1 or rng.chance(0.15),
+                    },
+                    "permission": {
+                        "canManageAffiliates": rng.chance(0.5),
+                        "canRefund": rng.chance(0.3),
+                        "canViewCustomerData": rng.chance(0.7),
+                    },
+                }
+            )
         n_aff = rng.between(1, 5)
         for c in range(n_aff):
             no = affiliation_start + c
             person = self.people.get(2_000_000 + no)
-            status = AFFILIATION_STATUS[no] if no < 4 else ("approved" if rng.chance(0.7) else rng.pick(AFFILIATION_STATUS))
+            status = (
+                AFFILIATION_STATUS[no]
+                if no < 4
+                else ("approved" if rng.chance(0.7) else rng.pick(AFFILIATION_STATUS))
+            )
             requested = p.created + rng.between(1, 700) * DAY // 2
             approved = requested + rng.between(1, 72) * HOUR
             updated = approved if status in ("approved", "pending") else approved + rng.between(1, 90) * DAY
-            p.affiliations.append({
-                "id": str(6_000_000 + no),
-                "status": status,
-                "requestedAt": iso(requested),
-                "approvedAt": iso(approved if status != "pending" else requested),
-                "updatedAt": iso(min(updated, T0)),
-                "createdAt": iso(requested),
-                "product": {"id": p.id, "name": p.name},
-                "customer": {"id": person.id, "name": person.name},
-            })
+            p.affiliations.append(
+                {
+                    "id": str(6_000_000 + no),
+                    "status": status,
+                    "requestedAt": iso(requested),
+                    "approvedAt": iso(approved if status != "pending" else requested),
+                    "updatedAt": iso(min(updated, T0)),
+                    "createdAt": iso(requested),
+                    "product": {"id": p.id, "name": p.name},
+                    "customer": {"id": person.id, "name": person.name},
+                }
+            )
 
     def approved_affiliates(self, p: ProductInfo) -> list[Record]:
         return [a for a in p.affiliations if a["status"] == "approved"]

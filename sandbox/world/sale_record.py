@@ -16,12 +16,17 @@ from .clock import DAY, iso
 from .people import People, Person
 from .products import Catalog
 from .rng import Rng, entity_key, record_key
-from .sales import BUMP, MAIN, SUB, SaleCore, Sales
+from .sales import BUMP, MAIN, SUB, Sales
 from .subscription_ids import subscription_id
 from .timeline import state_at
 
-MOTIVES = ("Desistência da compra", "Produto não atendeu às expectativas", "Compra duplicada",
-           "Problemas no acesso", "Arrependimento (7 dias)")
+MOTIVES = (
+    "Desistência da compra",
+    "Produto não atendeu às expectativas",
+    "Compra duplicada",
+    "Problemas no acesso",
+    "Arrependimento (7 dias)",
+)
 OFFERS = ("Oferta de lançamento", "Black Friday", "Oferta padrão", "Condição especial")
 UTM_SOURCES = ("instagram", "facebook", "google", "youtube", "email", "whatsapp")
 
@@ -60,8 +65,13 @@ class SaleRecords:
         self.people = people
         self.key = entity_key(seed, "sale.detail")
         self.producer = {"id": producer.id, "name": producer.name}
-        self.recipient = {"id": producer.id, "name": producer.name, "email": producer.email,
-                          "document": producer.document, "phone": producer.phone}
+        self.recipient = {
+            "id": producer.id,
+            "name": producer.name,
+            "email": producer.email,
+            "document": producer.document,
+            "phone": producer.phone,
+        }
         self.money = lru_cache(maxsize=8192)(self._money)
 
     def _money(self, i: int) -> SaleMoney:
@@ -74,13 +84,20 @@ class SaleRecords:
         discount = unit * qty * rng.between(5, 30) // 100 if unit and rng.chance(0.15) else 0
         line = unit * qty - discount
         sid = self.sales.sale_id(i)
-        items = [{
-            "id": f"{sid}01", "productId": p.id, "description": p.name, "unitValue": money(unit),
-            "quantity": qty, "value": money(line), "discount": money(discount) if discount else None,
-            "freightType": rng.pick(("PAC", "SEDEX")) if physical else None,
-            "freightDeadline": f"{rng.between(3, 12)} dias úteis" if physical else None,
-            "trackingCode": f"BR{rng.below(10**9):09d}BR" if physical else None,
-        }]
+        items = [
+            {
+                "id": f"{sid}01",
+                "productId": p.id,
+                "description": p.name,
+                "unitValue": money(unit),
+                "quantity": qty,
+                "value": money(line),
+                "discount": money(discount) if discount else None,
+                "freightType": rng.pick(("PAC", "SEDEX")) if physical else None,
+                "freightDeadline": f"{rng.between(3, 12)} dias úteis" if physical else None,
+                "trackingCode": f"BR{rng.below(10**9):09d}BR" if physical else None,
+            }
+        ]
         freight = rng.between(1500, 4500) if physical else 0
         total = line + freight
         method = core.method
@@ -107,8 +124,21 @@ class SaleRecords:
         net = total - (fee or 0) - (company_x or 0) - (settlement or 0) - others
         net -= sum(c for _, c in partners) + (affiliate[1] if affiliate else 0)
         refund_value = total if not core.refund_partial else total * rng.between(20, 60) // 100
-        return SaleMoney(items, total, total + interest, installments, fee, company_x, settlement, others,
-                         affiliate, partners, net, refund_value, physical)
+        return SaleMoney(
+            items,
+            total,
+            total + interest,
+            installments,
+            fee,
+            company_x,
+            settlement,
+            others,
+            affiliate,
+            partners,
+            net,
+            refund_value,
+            physical,
+        )
 
     def record(self, i: int, t: int) -> Record:
         core = self.sales.core(i)
@@ -145,9 +175,13 @@ class SaleRecords:
             link = f"https://pay.platform.example/checkout/{sid}"
         utm = None
         if rng.chance(0.6):
-            utm = {"source": rng.pick(UTM_SOURCES), "campaign": f"camp{rng.below(40)}",
-                   "medium": rng.pick(("cpc", "social", "email", None)), "content": None,
-                   "term": rng.pick(("curso", None))}
+            utm = {
+                "source": rng.pick(UTM_SOURCES),
+                "campaign": f"camp{rng.below(40)}",
+                "medium": rng.pick(("cpc", "social", "email", None)),
+                "content": None,
+                "term": rng.pick(("curso", None)),
+            }
         role = core.role
         has_bump = role in (MAIN, BUMP)
         credit_days = 30 if method == "creditCard" else 2
@@ -170,7 +204,9 @@ class SaleRecords:
             "locale": "pt_BR",
             "dueDate": iso(core.due),
             "paidAt": iso(core.paid_at) if paid and core.paid_at is not None else None,
-            "creditDate": iso(core.paid_at + credit_days * DAY) if paid and core.paid_at is not None else None,
+            "creditDate": iso(core.paid_at + credit_days * DAY)
+            if paid and core.paid_at is not None
+            else None,
             "isInfiniteFunnel": rng.chance(0.05),
             "recoveringStatus": recovering,
             "tracker": f"trk-{rng.below(10**6)}" if rng.chance(0.3) else None,
@@ -184,14 +220,24 @@ class SaleRecords:
             "affiliate": {"id": m.affiliate[0].id, "name": m.affiliate[0].name} if m.affiliate else None,
             "recipient": self.recipient,
             "buyer": {
-                "id": buyer.id, "name": buyer.name, "email": buyer.email, "document": buyer.document,
-                "phone": buyer.phone, "phone2": None, "phone3": None, "address": buyer.address(),
+                "id": buyer.id,
+                "name": buyer.name,
+                "email": buyer.email,
+                "document": buyer.document,
+                "phone": buyer.phone,
+                "phone2": None,
+                "phone3": None,
+                "address": buyer.address(),
             },
             "producer": self.producer,
-            "affiliates": [{"id": a.id, "name": a.name, "email": a.email, "netGain": money(c)}
-                           for a, c in ([m.affiliate] if m.affiliate else [])],
-            "partners": [{"id": pr["id"], "name": pr["name"], "email": pr["email"], "netGain": money(c)}
-                         for pr, c in m.partners],
+            "affiliates": [
+                {"id": a.id, "name": a.name, "email": a.email, "netGain": money(c)}
+                for a, c in ([m.affiliate] if m.affiliate else [])
+            ],
+            "partners": [
+                {"id": pr["id"], "name": pr["name"], "email": pr["email"], "netGain": money(c)}
+                for pr, c in m.partners
+            ],
             "items": items,
             "offer": {"name": rng.pick(OFFERS) if rng.chance(0.5) else None},
             "utm": utm,

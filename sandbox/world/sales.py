@@ -26,43 +26,101 @@ SALE_BASE = 100_000_000
 REGULAR, MAIN, BUMP, SUB, TICKET = range(5)
 
 DETAIL_METHOD = {
-    **{d: "creditCard" for d in (
-        "creditCard", "amexCreditCard", "dinersCreditCard", "discoverCreditCard", "eloCreditCard",
-        "hipercardCreditCard", "hiperCreditCard", "jcbCreditCard", "mastercardCreditCard",
-        "unionpayCreditCard", "visaCreditCard", "pagdividido", "multipleCards")},
-    "bankslip": "bankslip", "cefBankslip": "bankslip", "pix": "pix", "automaticPix": "pix",
-    "combinedPayment": "combinedPayment", "installmentBankslip": "installmentBankslip",
-    "paypal": "eWallet", "platformBalance": "platformBalance", "unknown": "unknown",
+    **{
+        d: "creditCard"
+        for d in (
+            "creditCard",
+            "amexCreditCard",
+            "dinersCreditCard",
+            "discoverCreditCard",
+            "eloCreditCard",
+            "hipercardCreditCard",
+            "hiperCreditCard",
+            "jcbCreditCard",
+            "mastercardCreditCard",
+            "unionpayCreditCard",
+            "visaCreditCard",
+            "pagdividido",
+            "multipleCards",
+        )
+    },
+    "bankslip": "bankslip",
+    "cefBankslip": "bankslip",
+    "pix": "pix",
+    "automaticPix": "pix",
+    "combinedPayment": "combinedPayment",
+    "installmentBankslip": "installmentBankslip",
+    "paypal": "eWallet",
+    "platformBalance": "platformBalance",
+    "unknown": "unknown",
 }
 DETAILS = tuple(DETAIL_METHOD)
-DETAIL_W = Weighted([
-    ("visaCreditCard", 20), ("mastercardCreditCard", 18), ("eloCreditCard", 6), ("creditCard", 3),
-    ("amexCreditCard", 2), ("hipercardCreditCard", 1.5), ("hiperCreditCard", 0.5), ("dinersCreditCard", 0.5),
-    ("discoverCreditCard", 0.3), ("jcbCreditCard", 0.3), ("unionpayCreditCard", 0.2), ("multipleCards", 1.5),
-    ("pagdividido", 0.5), ("pix", 23), ("automaticPix", 2), ("bankslip", 10), ("cefBankslip", 2),
-    ("installmentBankslip", 2), ("combinedPayment", 1), ("paypal", 1.5), ("platformBalance", 1), ("unknown", 0.5),
-])
+DETAIL_W = Weighted(
+    [
+        ("visaCreditCard", 20),
+        ("mastercardCreditCard", 18),
+        ("eloCreditCard", 6),
+        ("creditCard", 3),
+        ("amexCreditCard", 2),
+        ("hipercardCreditCard", 1.5),
+        ("hiperCreditCard", 0.5),
+        ("dinersCreditCard", 0.5),
+        ("discoverCreditCard", 0.3),
+        ("jcbCreditCard", 0.3),
+        ("unionpayCreditCard", 0.2),
+        ("multipleCards", 1.5),
+        ("pagdividido", 0.5),
+        ("pix", 23),
+        ("automaticPix", 2),
+        ("bankslip", 10),
+        ("cefBankslip", 2),
+        ("installmentBankslip", 2),
+        ("combinedPayment", 1),
+        ("paypal", 1.5),
+        ("platformBalance", 1),
+        ("unknown", 0.5),
+    ]
+)
 # Payment method class -> (how it starts, delay to payment in ms (lo, hi), days to the due date)
 CLASS_OF = {"bankslip": "slip", "installmentBankslip": "islip", "pix": "pix"}
 START = {"card": "processing", "pix": "waitingPayment", "slip": "waitingPayment", "islip": "waitingPayment"}
 PAY_DELAY = {
-    "card": (5 * SECOND, 5 * MINUTE), "pix": (MINUTE, 2 * HOUR),
-    "slip": (6 * HOUR, 3 * DAY - HOUR), "islip": (6 * HOUR, 3 * DAY - HOUR),
+    "card": (5 * SECOND, 5 * MINUTE),
+    "pix": (MINUTE, 2 * HOUR),
+    "slip": (6 * HOUR, 3 * DAY - HOUR),
+    "islip": (6 * HOUR, 3 * DAY - HOUR),
 }
 DUE_DAYS = {"card": 0, "pix": 1, "slip": 3, "islip": 3}
 PATHS = {
-    "card": Weighted([("PAID", 82), ("CANCELED", 9), ("RECOVERING_OK", 4), ("RECOVERING_FAIL", 2),
-                      ("DUPLICATED", 1), ("OPEN", 2)]),
+    "card": Weighted(
+        [
+            ("PAID", 82),
+            ("CANCELED", 9),
+            ("RECOVERING_OK", 4),
+            ("RECOVERING_FAIL", 2),
+            ("DUPLICATED", 1),
+            ("OPEN", 2),
+        ]
+    ),
     "pix": Weighted([("PAID", 80), ("EXPIRED", 15), ("DUPLICATED", 1), ("OPEN", 2), ("SCHEDULED", 2)]),
     "slip": Weighted([("PAID", 65), ("EXPIRED", 30), ("OPEN", 3), ("DUPLICATED", 2)]),
     "islip": Weighted([("PAID", 50), ("NEGOTIATED", 30), ("EXPIRED", 20)]),
 }
 # (path, refund, held state): one per sale status, recovering outcome and refund type.
 STATUS_PINS = (
-    ("PAID", None, None), ("PAID", "common", None), ("PAID", "partial", None), ("EXPIRED", None, None),
-    ("CANCELED", None, None), ("RECOVERING_OK", None, "recovering"), ("RECOVERING_FAIL", None, None),
-    ("OPEN", None, "open"), ("PAID", None, "processing"), ("PAID", None, "waitingPayment"),
-    ("PAID", "common", "waitingRefund"), ("DUPLICATED", None, None), ("SCHEDULED", None, "scheduled"),
+    ("PAID", None, None),
+    ("PAID", "common", None),
+    ("PAID", "partial", None),
+    ("EXPIRED", None, None),
+    ("CANCELED", None, None),
+    ("RECOVERING_OK", None, "recovering"),
+    ("RECOVERING_FAIL", None, None),
+    ("OPEN", None, "open"),
+    ("PAID", None, "processing"),
+    ("PAID", None, "waitingPayment"),
+    ("PAID", "common", "waitingRefund"),
+    ("DUPLICATED", None, None),
+    ("SCHEDULED", None, "scheduled"),
     ("NEGOTIATED", None, None),
 )
 ATTENDEE_PINS = ("paid", "confirmed", "presence_confirmed", "refunded", "locked")
@@ -237,7 +295,13 @@ class Sales:
         if paid is not None:
             ev.append((paid, "paid", "inactive"))
             if refund == "maybe":
-                refund = None if price == 0 or not rng.chance(0.06) else "partial" if rng.chance(0.25) else "common"
+                refund = (
+                    None
+                    if price == 0 or not rng.chance(0.06)
+                    else "partial"
+                    if rng.chance(0.25)
+                    else "common"
+                )
             if refund in ("common", "partial"):
                 req = paid + rng.between(HOUR, 28 * DAY)
                 done = req + rng.between(HOUR, 2 * DAY)
@@ -275,8 +339,23 @@ class Sales:
             ev.append((plan.fail_at, failed, "inactive"))
         if plan.kind == "trial":
             due = plan.fail_at or plan.paid_at or c
-        return SaleCore(i, c, SUB, product, plan.detail, buyer, ev, due, plan.paid_at, None, None, False,
-                        price, None, plan.kind)
+        return SaleCore(
+            i,
+            c,
+            SUB,
+            product,
+            plan.detail,
+            buyer,
+            ev,
+            due,
+            plan.paid_at,
+            None,
+            None,
+            False,
+            price,
+            None,
+            plan.kind,
+        )
 
     def _bump(self, i: int) -> SaleCore:
         """An order bump shares the main sale's buyer, payment and life; only product and price differ."""
@@ -287,5 +366,18 @@ class Sales:
         created = max(created, self.stream.created(i - 1))
         ev = [(created, main.events[0][1], main.events[0][2])] + main.events[1:]
         price = product.price_cents if product.payment_type != "open" else 1990
-        return SaleCore(i, created, BUMP, product, main.detail, main.buyer, ev, main.due, main.paid_at,
-                        main.refund_req, main.refund_at, main.refund_partial, price)
+        return SaleCore(
+            i,
+            created,
+            BUMP,
+            product,
+            main.detail,
+            main.buyer,
+            ev,
+            main.due,
+            main.paid_at,
+            main.refund_req,
+            main.refund_at,
+            main.refund_partial,
+            price,
+        )

@@ -13,25 +13,49 @@ from dataclasses import dataclass
 from .clock import DAY, MINUTE, SECOND
 from .rng import Rng, Stream, Weighted, record_key
 
-SUB_STATUS_PINS = ("upToDate", "awaitingPayment", "late", "canceled", "defaulter", "suspended", "trial",
-                   "finished", "free")
+SUB_STATUS_PINS = (
+    "upToDate",
+    "awaitingPayment",
+    "late",
+    "canceled",
+    "defaulter",
+    "suspended",
+    "trial",
+    "finished",
+    "free",
+)
 SUB_DETAIL_PINS = ("visaCreditCard", "bankslip", "pix", "paypal")
-SUB_DETAIL_W = Weighted([
-    ("visaCreditCard", 35), ("mastercardCreditCard", 30), ("eloCreditCard", 5), ("pix", 12), ("bankslip", 12),
-    ("paypal", 3), ("unknown", 3),
-])
+SUB_DETAIL_W = Weighted(
+    [
+        ("visaCreditCard", 35),
+        ("mastercardCreditCard", 30),
+        ("eloCreditCard", 5),
+        ("pix", 12),
+        ("bankslip", 12),
+        ("paypal", 3),
+        ("unknown", 3),
+    ]
+)
 FREQ_W = Weighted([("monthly", 75), ("yearly", 12), ("weekly", 9), ("daily", 4)])
 FREQ_DAYS = {"daily": 1, "weekly": 7, "monthly": 30, "yearly": 365}  # months are 30 days here
 HAZARD = {"daily": 0.004, "weekly": 0.015, "monthly": 0.06, "yearly": 0.3}  # churn per period
 TERMINAL_W = Weighted([("cancel", 55), ("default", 30), ("suspend", 15)])
-PAY_DELAY = {"card": (5 * SECOND, 5 * MINUTE), "pix": (MINUTE, 2 * 3600 * SECOND),
-             "slip": (6 * 3600 * SECOND, 3 * DAY - 3600 * SECOND)}
+PAY_DELAY = {
+    "card": (5 * SECOND, 5 * MINUTE),
+    "pix": (MINUTE, 2 * 3600 * SECOND),
+    "slip": (6 * 3600 * SECOND, 3 * DAY - 3600 * SECOND),
+}
 CLASS = {"pix": "pix", "bankslip": "slip"}
 # Pinned plans: (terminal renewal L, terminal kind, finite charges F, held state)
 PINNED = {
-    "upToDate": (0, "", 0, ""), "awaitingPayment": (0, "", 0, "awaitingPayment"),
-    "late": (1, "late", 0, ""), "canceled": (2, "cancel", 0, ""), "defaulter": (1, "defaulter", 0, ""),
-    "suspended": (1, "suspend", 0, ""), "trial": (0, "", 0, "trial"), "finished": (0, "", 2, ""),
+    "upToDate": (0, "", 0, ""),
+    "awaitingPayment": (0, "", 0, "awaitingPayment"),
+    "late": (1, "late", 0, ""),
+    "canceled": (2, "cancel", 0, ""),
+    "defaulter": (1, "defaulter", 0, ""),
+    "suspended": (1, "suspend", 0, ""),
+    "trial": (0, "", 0, "trial"),
+    "finished": (0, "", 2, ""),
     "free": (0, "", 0, ""),
 }
 
@@ -69,9 +93,13 @@ def make_plan(key: int, stream: Stream, j: int, n_products: int) -> SubPlan:
     pin = SUB_STATUS_PINS[j] if j < len(SUB_STATUS_PINS) else ""
     detail = SUB_DETAIL_PINS[j] if j < len(SUB_DETAIL_PINS) else SUB_DETAIL_W.draw(rng.r())
     u = rng.r()
-    kind = pin if pin in ("free", "trial") else ("free" if u < 0.03 else "trial" if u < 0.11 else "paid")
+    kind = "free" if u < 0.03 else "trial" if u < 0.11 else "paid"
+    if pin:
+        kind = pin if pin in ("free", "trial") else "paid"
     product = rng.below(n_products)
-    freq = "monthly" if pin else FREQ_W.draw(rng.r())
+    freq = FREQ_W.draw(rng.r())
+    if pin:  # pinned plans reach their state within the history: weekly, yearly and daily among them
+        freq = {0: "weekly", 2: "yearly", 5: "daily"}.get(j, "monthly")
     period = FREQ_DAYS[freq] * DAY
     finite = rng.between(3, 12) if rng.chance(0.2) else 0
     # periods survived before the end: geometric with the frequency's churn hazard
@@ -97,9 +125,26 @@ def make_plan(key: int, stream: Stream, j: int, n_products: int) -> SubPlan:
         if held == "trial":
             fail_at = 0
     else:
-        fail_at = created + (rng.between(5 * SECOND, 5 * MINUTE) if cls == "card" else (1 if cls == "pix" else 3) * DAY)
+        fail_at = created + (
+            rng.between(5 * SECOND, 5 * MINUTE) if cls == "card" else (1 if cls == "pix" else 3) * DAY
+        )
         paid_at = created + delay if ok and held != "awaitingPayment" else None
         if held == "awaitingPayment":
             fail_at = 0
-    return SubPlan(j, created, kind, detail, product, held, paid_at, fail_at, freq, period, finite, end,
-                   terminal, negotiated, record_key(key ^ 0x5EED, j))
+    return SubPlan(
+        j,
+        created,
+        kind,
+        detail,
+        product,
+        held,
+        paid_at,
+        fail_at,
+        freq,
+        period,
+        finite,
+        end,
+        terminal,
+        negotiated,
+        record_key(key ^ 0x5EED, j),
+    )

@@ -65,16 +65,17 @@ def life(plan: SubPlan, t: int) -> SubState:
         return SubState(c, initial, 1, 0, None, c, c + 3650 * DAY)
     if plan.paid_at is None:
         f = plan.fail_at
-        ev = [(c, initial), (f, "canceled")]
         inter = (f, "cancel", f, "Pagamento não confirmado", "system", initial) if f <= t else None
-        when, status = state_at(ev, t)
+        when, status = state_at([(c, initial), (f, "canceled")], t)
         return SubState(when, status, 1, 0, inter, c, f)
     p0, period = plan.paid_at, plan.period
     end = plan.end or NEVER
     fin = plan.finite or NEVER
     ev: list[tuple[int, str]] = [(c, initial), (p0, "upToDate")]
     inter = None
-    if fin <= end:
+    if fin == end == NEVER:  # renews for ever: access runs to a far horizon
+        last_normal, last_issued, ends = NEVER, NEVER, p0 + 3650 * DAY
+    elif fin <= end:
         last_normal, last_issued, ends = fin - 1, fin - 1, p0 + fin * period
         ev.append((ends, "finished"))
     else:
@@ -136,8 +137,9 @@ class Subscriptions:
     def updated(self, j: int, t: int) -> int:
         return life(self.sales.plan(j), t).when
 
-    def listing(self, start: int | None, end: int | None, by: Literal["creation", "update"], t: int
-                ) -> RangeListing | KeyListing[int]:
+    def listing(
+        self, start: int | None, end: int | None, by: Literal["creation", "update"], t: int
+    ) -> RangeListing | KeyListing[int]:
         count = self.count_at(t)
         build = self._builder(t)
         if by == "creation":
@@ -147,7 +149,9 @@ class Subscriptions:
 
         def scan() -> array[int]:
             a, b = start if start is not None else -NEVER, end if end is not None else NEVER
-            stop = count if end is None else self.first_created_at_or_after(end + 1, count)  # updated >= created
+            stop = (
+                count if end is None else self.first_created_at_or_after(end + 1, count)
+            )  # updated >= created
             plan = self.sales.plan
             hits = []
             for j in range(stop):
@@ -160,7 +164,7 @@ class Subscriptions:
         keys = self.cache.get(("update", start, end, t), scan)
         return KeyListing(keys, build)
 
-    def _builder(self, t: int):  # noqa: ANN202 - a closure over t
+    def _builder(self, t: int):
         return lambda j: self.record(j, t)
 
     def index_of(self, subscription_id_: str, t: int) -> int:
@@ -181,9 +185,15 @@ class Subscriptions:
         inter = None
         if st.interruption is not None and st.status in ("canceled", "suspended"):
             at, kind, remove, reason, origin, prev = st.interruption
-            inter = {"createdAt": iso(at), "type": kind, "removeAccessDate": iso(remove), "reason": reason,
-                     "origin": origin, "responsible": buyer.name if origin == "client" else origin,
-                     "previousStatus": prev}
+            inter = {
+                "createdAt": iso(at),
+                "type": kind,
+                "removeAccessDate": iso(remove),
+                "reason": reason,
+                "origin": origin,
+                "responsible": buyer.name if origin == "client" else origin,
+                "previousStatus": prev,
+            }
         final = p0 + (plan.finite - 1) * plan.period if plan.finite else st.ends
         fee = product.price_cents if plan.j % 7 == 0 else 0
         return {
@@ -197,26 +207,41 @@ class Subscriptions:
             "hasNegotiation": plan.negotiated and st.paid >= 2,
             "interruption": inter,
             "recurrence": {
-                "startsAt": iso(p0), "nextDueDate": iso(st.due + plan.period), "currentDueDate": iso(st.due),
-                "finalDueDate": iso(final), "finishesAt": iso(st.ends),
+                "startsAt": iso(p0),
+                "nextDueDate": iso(st.due + plan.period),
+                "currentDueDate": iso(st.due),
+                "finalDueDate": iso(final),
+                "finishesAt": iso(st.ends),
                 "frequency": {"type": plan.freq, "value": 1},
             },
             "charges": {
-                "total": plan.finite or st.issued, "current": st.issued, "paid": st.paid,
-                "pending": st.issued - st.paid, "negotiated": 1 if plan.negotiated and st.paid >= 2 else 0,
+                "total": plan.finite or st.issued,
+                "current": st.issued,
+                "paid": st.paid,
+                "pending": st.issued - st.paid,
+                "negotiated": 1 if plan.negotiated and st.paid >= 2 else 0,
             },
-            "products": [{
-                "id": product.id, "title": product.name, "hasMembershipFee": fee > 0,
-                "membershipFee": {"currency": "BRL", "value": fee / 100},
-                "deliveries": list(DELIVERIES[: 1 + plan.j % 3]),
-            }],
+            "products": [
+                {
+                    "id": product.id,
+                    "title": product.name,
+                    "hasMembershipFee": fee > 0,
+                    "membershipFee": {"currency": "BRL", "value": fee / 100},
+                    "deliveries": list(DELIVERIES[: 1 + plan.j % 3]),
+                }
+            ],
             "payment": {
                 "price": {"currency": "BRL", "value": core.price / 100},
                 "method": SUB_METHOD.get(DETAIL_METHOD[plan.detail], "unknown"),
                 "installments": 1,
             },
             "client": {
-                "name": buyer.name, "email": buyer.email,
-                "phone": {"countryCode": buyer.country_code, "areaCode": buyer.area_code, "number": buyer.number},
+                "name": buyer.name,
+                "email": buyer.email,
+                "phone": {
+                    "countryCode": buyer.country_code,
+                    "areaCode": buyer.area_code,
+                    "number": buyer.number,
+                },
             },
         }

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 Event = tuple[int, Any]
+E = TypeVar("E", bound=tuple[Any, ...])
 
 
-def state_at(events: Sequence[Event], t: int) -> Event:
+def state_at(events: Sequence[E], t: int) -> E:
     """The last event at or before t; the first event when t precedes them all."""
     n = len(events)
     if n == 1 or events[1][0] > t:
@@ -24,7 +25,7 @@ def state_at(events: Sequence[Event], t: int) -> Event:
     return events[max(0, k - 1)]
 
 
-def time_of(events: Sequence[Event], state: Any, t: int) -> int | None:
+def time_of(events: Sequence[tuple[Any, ...]], state: Any, t: int) -> int | None:
     """When `state` was first entered, if that happened at or before t."""
     for when, s in events:
         if when > t:

@@ -6,7 +6,7 @@ See the package docstring (`sandbox/world/__init__.py`) for proportions and life
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from .api import Listing, Record, WorldError
@@ -17,7 +17,7 @@ from .community import Communities
 from .events import Events
 from .finance import FiscalDocuments, Transfers
 from .learning import Courses, Schools
-from .listing import KeyListing, RecordListing
+from .listing import RecordListing
 from .people import People
 from .products import Catalog
 from .rng import Rng, entity_key
@@ -75,18 +75,25 @@ class SyntheticWorld:
         events = []
         for k in range(self.events_.count_at(t)):
             rec = self.events_.record(k)
-            events.append({"id": rec["id"], "title": rec["title"], "ticket_ids": [tk["id"] for tk in rec["tickets"]]})
+            events.append(
+                {"id": rec["id"], "title": rec["title"], "ticket_ids": [tk["id"] for tk in rec["tickets"]]}
+            )
         return {
             "clock": iso(t),
             "events": events,
             "communities": [{"id": c.id, "name": c.name} for c in self.communities.items],
             "schools": [
-                {"team_slug": slug, "student_slugs": list(self.schools.students[s]),
-                 "delivery_ids": sorted(self.schools.deliveries[s])}
+                {
+                    "team_slug": slug,
+                    "student_slugs": list(self.schools.students[s]),
+                    "delivery_ids": sorted(self.schools.deliveries[s]),
+                }
                 for s, slug in enumerate(self.schools.slugs)
             ],
-            "courses": [{"id": cid, "lesson_ids": list(ls)} for cid, ls in zip(self.courses.ids, self.courses.lessons,
-                                                                              strict=True)],
+            "courses": [
+                {"id": cid, "lesson_ids": list(ls)}
+                for cid, ls in zip(self.courses.ids, self.courses.lessons, strict=True)
+            ],
             "products": [{"id": p.id} for p in self.catalog_.products],
         }
 
@@ -144,8 +151,9 @@ class SyntheticWorld:
         product_id: str | None = None,
         document_id: str | None = None,
     ) -> Listing:
-        return self.fiscal.listing(self.now, _ms_ceil(start), _ms_floor(end), status, name, email, sale_id,
-                                   product_id, document_id)
+        return self.fiscal.listing(
+            self.now, _ms_ceil(start), _ms_floor(end), status, name, email, sale_id, product_id, document_id
+        )
 
     def create_cart(self, body: Record) -> Record:
         return self.carts.create(body)
@@ -175,9 +183,12 @@ class SyntheticWorld:
         hi = iso(_ms_floor(modified_lte)) if modified_lte is not None else None
         needle = search.casefold() if search else None
         out = [
-            r for r in records
-            if (lo is None or r["modifiedAt"] >= lo) and (hi is None or r["modifiedAt"] <= hi)
-            and (status is None or r["status"] == status) and (ticket_id is None or r["ticketId"] == ticket_id)
+            r
+            for r in records
+            if (lo is None or r["modifiedAt"] >= lo)
+            and (hi is None or r["modifiedAt"] <= hi)
+            and (status is None or r["status"] == status)
+            and (ticket_id is None or r["ticketId"] == ticket_id)
             and (needle is None or any(needle in str(r[f]).casefold() for f in ("name", "email", "document")))
         ]
         if order == "desc":
@@ -211,10 +222,9 @@ class SyntheticWorld:
         fixed: bool | None = None,
         email: str | None = None,
     ) -> Listing:
-        return self.courses.comments(self.now, course_id, lesson_id, status, (favorite, answered, read, fixed), email)
+        return self.courses.comments(
+            self.now, course_id, lesson_id, status, (favorite, answered, read, fixed), email
+        )
 
     def webhook_origins(self) -> list[Record]:
         return webhook_origins()
-
-
-_unused = (KeyListing, timedelta)
