@@ -70,6 +70,7 @@ class _Compiled:
     resource: str
     validate: Any  # SchemaValidator.validate_python
     enums: dict[tuple[str, ...], tuple[str, ...]]  # field path without list indices -> allowed values
+    prune: _Prune | None  # where null nested objects are left out of the row
 
 
 _COMPILED: dict[type[BaseModel], _Compiled] = {}
@@ -97,7 +98,8 @@ def parse_record(
     """Validate one API record against ``model`` and return the row to load.
 
     The row has the API's (camelCase) keys, ``datetime`` (aware, UTC) / ``Decimal`` / ``bool`` / ``int``
-    values, nullable fields present as ``None`` when absent, and unknown fields kept at every level.
+    values, nullable scalar fields present as ``None`` when absent, unknown fields kept at every level;
+    a nested object that is null is left out (see ``_prune``).
     Raises ``RecordValidationError`` naming every bad field. With ``strict_enums=False`` a string that is
     not an allowed value of an enumeration is kept as it is: a warning is appended to ``warnings`` (if
     given) and logged once per resource, field and value; any other problem still raises.
@@ -105,9 +107,11 @@ def parse_record(
     compiled = _COMPILED.get(model) or _compile(model)
     try:
         row: dict[str, Any] = compiled.validate(raw)
-        return row
     except ValidationError as exc:
-        return _recover(compiled, raw, exc, strict_enums, resource or compiled.resource, warnings)
+        row = _recover(compiled, raw, exc, strict_enums, resource or compiled.resource, warnings)
+    if compiled.prune is not None:
+        _prune(row, compiled.prune)
+    return row
 
 
 def _recover(
@@ -223,6 +227,7 @@ def _compile(model: type[BaseModel]) -> _Compiled:
         resource=_RESOURCES.get(model, model.__name__),
         validate=validator.validate_python,
         enums=dict(_enum_paths(model, ())),
+        prune=_prune_plan(model),
     )
     _COMPILED[model] = compiled
     return compiled
@@ -288,3 +293,44 @@ def _leaves(tp: Any) -> list[Any]:
     if origin is types.UnionType or origin is typing.Union or origin is list:
         return [leaf for arg in get_args(tp) if arg is not type(None) for leaf in _leaves(arg)]
     return [tp]
+
+
+# --- null nested objects ---
+# A nested object that is null (a sale's ``refund``) would reach dlt as a column without any type, which
+# dlt reports with a warning on every load; its flattened columns are declared by the hints, so the null
+# object itself is left out of the row (``row.get("refund")`` is still ``None``).
+
+_Prune = tuple[tuple[str, ...], tuple[tuple[str, Any, bool], ...]]  # (keys dropped if None, children)
+
+
+def _prune_plan(model: type[BaseModel]) -> _Prune | None:
+    drop: list[str] = []
+    children: list[tuple[str, Any, bool]] = []
+    for name, info in model.model_fields.items():
+        tp = info.annotation
+        is_list = get_origin(tp) is list
+        objects = [leaf for leaf in _leaves(tp) if isinstance(leaf, type) and issubclass(leaf, BaseModel)]
+        if not objects:
+            continue
+        if not is_list and (type(None) in get_args(tp) or not info.is_required()):
+            drop.append(name)
+        sub = _prune_plan(objects[0])
+        if sub is not None:
+            children.append((name, sub, is_list))
+    return (tuple(drop), tuple(children)) if drop or children else None
+
+
+def _prune(row: dict[str, Any], plan: _Prune) -> None:
+    drop, children = plan
+    for key in drop:
+        if key in row and row[key] is None:
+            del row[key]
+    for key, sub, is_list in children:
+        value = row.get(key)
+        if is_list:
+            if type(value) is list:
+                for item in value:
+                    if type(item) is dict:
+                        _prune(item, sub)
+        elif type(value) is dict:
+            _prune(value, sub)
