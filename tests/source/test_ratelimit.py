@@ -103,9 +103,10 @@ def test_many_threads_never_exceed_the_limit(clock):
     assert max_in_any_window(grants, 60.0) == 10
 
 
-def test_many_threads_on_the_real_clock_spend_the_whole_budget():
-    """20 requests per 0.5 s, 60 requests from 4 threads: three bursts, done after about 1 s, never 21 in a
-    window (grant times), and not slower than the budget allows."""
+def test_many_threads_on_the_real_clock():
+    """20 requests per 0.5 s, 60 requests from 4 threads on the real clock: never 21 grants in a window,
+    and done in about 1 s. (The exact spend is proved on the fake clock above; here a loaded machine may
+    wake a thread late, which delays its grant, so time is bounded loosely.)"""
     limiter = OperationLimiter("op", 20, 0.5, SystemClock(), margin=0.0)
     grants: list[float] = []
     lock = threading.Lock()
@@ -125,9 +126,7 @@ def test_many_threads_on_the_real_clock_spend_the_whole_budget():
     elapsed = time.monotonic() - start
     assert len(grants) == 60
     assert max_in_any_window(grants, 0.5) == 20
-    assert 1.0 <= elapsed < 1.5
-    first = min(grants)
-    assert sorted(round(g - first, 2) for g in grants) == [0.0] * 20 + [0.5] * 20 + [1.0] * 20
+    assert 1.0 <= elapsed < 3.0  # bursts at 0, 0.5 and 1.0 s; nothing near one window per request (30 s)
 
 
 def test_margin_lengthens_the_window_slightly(clock):
