@@ -28,6 +28,8 @@ Without a command, `serve` runs. Examples:
   platform-sync sandbox --scale 50000 --time-scale 60 --faults error=0.02,drop=0.01,seed=7
   platform-sync sandbox authorize --auth-url http://127.0.0.1:8401 --scope store_sales_read
   platform-sync sandbox advance --seconds 86400 --base-url http://127.0.0.1:8400
+
+Run `platform-sync sandbox serve --help` for every serve option.
 """
 
 FAULTS_HELP = """comma-separated key=value faults for API operations (off by default):
@@ -40,6 +42,20 @@ def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("must be a port number between 0 and 65535")
     return value
 
 
@@ -69,11 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     serve.add_argument(
-        "--port", type=int, default=8400, help="API port, base_url; 0 picks a free one (default: %(default)s)"
+        "--port",
+        type=_port,
+        default=8400,
+        help="API port, base_url; 0 picks a free one (default: %(default)s)",
     )
     serve.add_argument(
         "--auth-port",
-        type=int,
+        type=_port,
         default=8401,
         help="token-exchange port, auth_url; 0 picks a free one (default: %(default)s)",
     )
@@ -85,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--scale",
-        type=int,
+        type=_positive_int,
         default=1000,
         help="number of sales at the initial clock; the rest scales from it (default: %(default)s)",
     )
@@ -183,7 +202,11 @@ def _serve(args: argparse.Namespace) -> int:
     from sandbox.server import SandboxServer
     from sandbox.testing import _load_world
 
-    world = _load_world(args.world, args.seed, args.scale)
+    try:
+        world = _load_world(args.world, args.seed, args.scale)
+    except (ImportError, AttributeError) as exc:
+        print(f"error: cannot load the world {args.world!r}: {exc}", file=sys.stderr)
+        return 2
     options = SandboxOptions(args.seed, args.scale, args.time_scale, args.rate_limits == "on", args.faults)
     server = SandboxServer(
         create_app(world, options),

@@ -42,7 +42,15 @@ def test_help_lists_commands_and_serve_options(capsys):
 
 
 @pytest.mark.parametrize(
-    "argv", [["--faults", "error=2"], ["--rate-limits", "maybe"], ["--time-scale", "0"], ["--port", "x"]]
+    "argv",
+    [
+        ["--faults", "error=2"],
+        ["--rate-limits", "maybe"],
+        ["--time-scale", "0"],
+        ["--port", "x"],
+        ["--port", "70000"],
+        ["--scale", "0"],
+    ],
 )
 def test_bad_serve_options_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -132,3 +140,8 @@ def test_the_banner_prints_urls_and_demo_credentials():
     text = "".join(lines)
     assert "base_url: http://127.0.0.1:" in text and "auth_url: http://127.0.0.1:" in text
     assert "client_id: sandbox-demo" in text and "client_secret: sandbox-demo-secret" in text
+
+
+def test_an_unknown_world_is_a_clear_error(capsys):
+    assert main(["--port", "0", "--auth-port", "0", "--world", "no_such_module:World"]) == 2
+    assert "cannot load the world" in capsys.readouterr().err
