@@ -41,12 +41,6 @@ class Cursor:
         elif value == self._newest:
             self._newest_ids.add(str(record_id))
 
-    def advance_to(self, value: datetime) -> None:
-        """Move the cursor to a boundary below which every record is known to have been seen."""
-        if self._newest is None or value > self._newest:
-            self._newest = value
-            self._newest_ids = set()
-
     def commit(self) -> None:
         if self._newest is None:
             return

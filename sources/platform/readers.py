@@ -145,10 +145,8 @@ def read_subscriptions(ctx: SourceContext) -> Iterator[Rows]:
                 cursor.observe(row["updatedAt"], row["id"])
             ctx.offer_sale_ids(stream, rows)
             yield rows
-        if upper is not None:
-            cursor.advance_to(upper)
-            cursor.commit()
-    cursor.commit()
+        # Only values seen in data move the cursor, never our clock: the API's clock may be behind ours.
+        cursor.commit()
 
 
 def read_fiscal_documents(ctx: SourceContext) -> Iterator[Rows]:
