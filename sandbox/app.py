@@ -113,6 +113,8 @@ class Operation:
             if fault.delay:
                 state.stats.record_fault("slow")
                 await asyncio.sleep(fault.delay)
+        if fault.revoke and self.state.auth.revoke(Request(scope).headers.get("authorization")):
+            state.stats.record_fault("revoke")
         if fault.kind == "drop" and await close_connection(scope):
             state.stats.record(name, "dropped")
             return
@@ -129,10 +131,6 @@ class Operation:
         decision: Decision | None = None
         try:
             token = self.state.auth.authenticate(request.headers.get("authorization"))
-            if fault.revoke:
-                token.revoked = True
-                self.state.stats.record_fault("revoke")
-                raise ApiError(401, "access token revoked")
             self.state.auth.require(token, self.d.scopes)
             if self.state.limiter.enabled:
                 decision = self.state.limiter.check(token.access_token, self.d.name)

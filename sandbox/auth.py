@@ -168,6 +168,15 @@ class AuthStore:
             raise ApiError(401, "access token revoked")
         return token
 
+    def revoke(self, authorization: str | None) -> bool:
+        """Revoke the token of this header (the `revoke_after` fault); False if there is none to revoke."""
+        try:
+            token = self.authenticate(authorization)
+        except ApiError:
+            return False
+        token.revoked = True
+        return True
+
     @staticmethod
     def require(token: TokenInfo, scopes: Iterable[str]) -> None:
         """403 naming the first scope of `scopes` the token lacks."""

@@ -131,3 +131,13 @@ def test_faults_given_at_start():
         client_for(sandbox) as client,
     ):
         assert client.get(PATH).status_code in (500, 502, 503)
+
+
+def test_revocation_holds_even_when_the_nth_request_meets_another_fault(sandbox):
+    sandbox.set_faults("revoke_after=2,error=1")
+    with client_for(sandbox) as client:
+        statuses = [client.get(PATH).status_code for _ in range(2)]
+        assert all(status >= 500 for status in statuses)
+        sandbox.set_faults("")
+        assert client.get(PATH).status_code == 401
+    assert sandbox.stats()["faults"]["revoke"] == 1
