@@ -75,6 +75,8 @@ class ProductInfo:
     campaigns: list[Record] = field(default_factory=list)
     partners: list[Record] = field(default_factory=list)
     affiliations: list[Record] = field(default_factory=list)
+    approved: list[Record] = field(default_factory=list)
+    built: bool = False
 
 
 class Catalog:
@@ -93,11 +95,20 @@ class Catalog:
         self.tickets = self.products[: self.ticket_count]
         self.subscriptions = self.products[self.ticket_count : self.ticket_count + self.sub_count]
         self.singles = self.products[self.ticket_count + self.sub_count :]
-        affiliation_no = 0
-        for p in self.products:
-            self._extras(p, affiliation_no)
-            affiliation_no += len(p.affiliations)
-        self.affiliations = [a for p in self.products for a in p.affiliations]
+        self._affiliations: list[Record] | None = None
+
+    def extras(self, p: ProductInfo) -> ProductInfo:
+        """The product with its campaigns, partners and affiliations (built on first use: init stays fast)."""
+        if not p.built:
+            self._extras(p)
+            p.approved = [a for a in p.affiliations if a["status"] == "approved"]
+            p.built = True
+        return p
+
+    def affiliations(self) -> list[Record]:
+        if self._affiliations is None:
+            self._affiliations = [a for p in self.products for a in self.extras(p).affiliations]
+        return self._affiliations
 
     def _product(self, k: int, count: int, producer_id: str, producer_name: str) -> ProductInfo:
         rng = Rng(record_key(self.key, k))
@@ -178,7 +189,7 @@ class Catalog:
             affiliate_rate=rng.pick((0.2, 0.3, 0.4)),
         )
 
-    def _extras(self, p: ProductInfo, affiliation_start: int) -> None:
+    def _extras(self, p: ProductInfo) -> None:
         """Campaigns (0-4), partners (0-3) and affiliations (~3) of one product."""
         rng = Rng(record_key(self.key, 1_000_000 + p.index))
         k = p.index
@@ -225,14 +236,16 @@ class Catalog:
                     },
                 }
             )
-        n_aff = rng.between(1, 5)
+        n_aff = 4 if k == 0 else rng.between(1, 5)
         for c in range(n_aff):
-            no = affiliation_start + c
+            no = k * 8 + c  # ids by product, so a product's affiliations never depend on the others
             person = self.people.get(2_000_000 + no)
             status = (
-                AFFILIATION_STATUS[no]
-                if no < 4
-                else ("approved" if rng.chance(0.7) else rng.pick(AFFILIATION_STATUS))
+                AFFILIATION_STATUS[c]
+                if k == 0
+                else "approved"
+                if rng.chance(0.7)
+                else rng.pick(AFFILIATION_STATUS)
             )
             requested = p.created + rng.between(1, 700) * DAY // 2
             approved = requested + rng.between(1, 72) * HOUR
@@ -251,4 +264,4 @@ class Catalog:
             )
 
     def approved_affiliates(self, p: ProductInfo) -> list[Record]:
-        return [a for a in p.affiliations if a["status"] == "approved"]
+        return self.extras(p).approved

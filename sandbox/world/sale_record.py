@@ -15,7 +15,7 @@ from .api import Record
 from .clock import DAY, iso
 from .people import People, Person
 from .products import Catalog
-from .rng import Rng, entity_key, record_key
+from .rng import entity_key, mix64, record_key
 from .sales import BUMP, MAIN, SUB, Sales
 from .subscription_ids import subscription_id
 from .timeline import state_at
@@ -73,36 +73,38 @@ class SaleRecords:
             "phone": producer.phone,
         }
         self.money = lru_cache(maxsize=8192)(self._money)
+        self.static = lru_cache(maxsize=8192)(self._static)
 
     def _money(self, i: int) -> SaleMoney:
+        # Draws are bit fields of two hashes: one generator step per field would double the cost.
         core = self.sales.core(i)
-        rng = Rng(record_key(self.key, i))
+        h = record_key(self.key, i)
+        h2 = mix64(h)
         p = core.product
         physical = p.type in ("physical", "ecommerce")
-        qty = rng.between(1, 3) if physical else 1
+        qty = 1 + h % 3 if physical else 1
         unit = core.price
-        discount = unit * qty * rng.between(5, 30) // 100 if unit and rng.chance(0.15) else 0
+        discount = unit * qty * (5 + (h >> 9) % 26) // 100 if unit and (h >> 2) % 100 < 15 else 0
         line = unit * qty - discount
-        sid = self.sales.sale_id(i)
         items = [
             {
-                "id": f"{sid}01",
+                "id": f"{self.sales.sale_id(i)}01",
                 "productId": p.id,
                 "description": p.name,
                 "unitValue": money(unit),
                 "quantity": qty,
                 "value": money(line),
                 "discount": money(discount) if discount else None,
-                "freightType": rng.pick(("PAC", "SEDEX")) if physical else None,
-                "freightDeadline": f"{rng.between(3, 12)} dias úteis" if physical else None,
-                "trackingCode": f"BR{rng.below(10**9):09d}BR" if physical else None,
+                "freightType": ("PAC", "SEDEX")[(h >> 16) & 1] if physical else None,
+                "freightDeadline": f"{3 + (h >> 17) % 10} dias úteis" if physical else None,
+                "trackingCode": f"BR{h2 % 10**9:09d}BR" if physical else None,
             }
         ]
-        freight = rng.between(1500, 4500) if physical else 0
-        total = line + freight
+        total = line + (1500 + (h >> 24) % 3001 if physical else 0)
         method = core.method
-        card = method == "creditCard"
-        installments = (1 if rng.chance(0.6) else rng.between(2, 12)) if card and total >= 5000 else 1
+        installments = 1
+        if method == "creditCard" and total >= 5000 and (h >> 36) % 100 >= 60:
+            installments = 2 + (h >> 43) % 11
         interest = total * 199 * (installments - 1) // 10000
         settlement = total * 150 // 10000 if installments > 1 else None
         fee = total * 69 // 1000 + 100 if total else None
@@ -110,8 +112,8 @@ class SaleRecords:
         others = total * 5 // 1000 if method == "combinedPayment" else 0
         affiliate = None
         approved = self.catalog.approved_affiliates(p)
-        if approved and total and core.role not in (SUB, BUMP) and rng.chance(0.3):
-            aff = approved[rng.below(len(approved))]
+        if approved and total and core.role not in (SUB, BUMP) and (h >> 50) % 100 < 30:
+            aff = approved[(h2 >> 30) % len(approved)]
             person = self.people.get(2_000_000 + int(aff["id"]) - 6_000_000)
             affiliate = (person, round(total * p.affiliate_rate))
         partners = []
@@ -123,7 +125,7 @@ class SaleRecords:
             partners.append((partner, min(cut, total // 10)))
         net = total - (fee or 0) - (company_x or 0) - (settlement or 0) - others
         net -= sum(c for _, c in partners) + (affiliate[1] if affiliate else 0)
-        refund_value = total if not core.refund_partial else total * rng.between(20, 60) // 100
+        refund_value = total if not core.refund_partial else total * (20 + (h2 >> 40) % 41) // 100
         return SaleMoney(
             items,
             total,
@@ -140,33 +142,14 @@ class SaleRecords:
             physical,
         )
 
-    def record(self, i: int, t: int) -> Record:
+    def _static(self, i: int) -> Record:
+        """The time-independent part of sale i, in the spec's key order (time fields are placeholders)."""
         core = self.sales.core(i)
         m = self.money(i)
-        rng = Rng(record_key(self.key, i) ^ 0x5A5A)
-        when, status, recovering = state_at(core.events, t)
-        paid = core.paid_at is not None and core.paid_at <= t
+        h = record_key(self.key ^ 0x5A5A, i)
         buyer = self.people.get(core.buyer)
         sid = self.sales.sale_id(i)
         p = core.product
-        items = m.items
-        if m.physical and not paid:
-            items = [{**items[0], "trackingCode": None}]  # the code is issued once the order ships
-        refund = None
-        if status in ("waitingRefund", "refunded"):
-            done = core.refund_at if status == "refunded" else None
-            refund = {
-                "type": "partial" if core.refund_partial else "common",
-                "value": money(m.refund_value),
-                "partialValue": money(m.refund_value if core.refund_partial else 0),
-                "refundedAt": iso(done) if done is not None else None,
-                "requestedAt": iso(core.refund_req) if core.refund_req is not None else None,
-                "motive": rng.pick(MOTIVES),
-                "requesterName": buyer.name if rng.chance(0.8) else self.producer["name"],
-            }
-        else:
-            rng.r()
-            rng.r()
         method = core.method
         link = None
         if method in ("pix", "bankslip", "installmentBankslip"):
@@ -174,21 +157,19 @@ class SaleRecords:
         elif method == "creditCard":
             link = f"https://pay.platform.example/checkout/{sid}"
         utm = None
-        if rng.chance(0.6):
+        if (h >> 7) % 10 < 6:
             utm = {
-                "source": rng.pick(UTM_SOURCES),
-                "campaign": f"camp{rng.below(40)}",
-                "medium": rng.pick(("cpc", "social", "email", None)),
+                "source": UTM_SOURCES[(h >> 11) % len(UTM_SOURCES)],
+                "campaign": f"camp{(h >> 14) % 40}",
+                "medium": ("cpc", "social", "email", None)[(h >> 20) % 4],
                 "content": None,
-                "term": rng.pick(("curso", None)),
+                "term": ("curso", None)[(h >> 22) & 1],
             }
         role = core.role
-        has_bump = role in (MAIN, BUMP)
-        credit_days = 30 if method == "creditCard" else 2
         return {
             "id": sid,
             "contractId": subscription_id(i // 5) if role == SUB else None,
-            "status": status,
+            "status": None,
             "grossGain": money(m.total),
             "netGain": money(m.net),
             "partnersGain": money(sum(c for _, c in m.partners)),
@@ -203,20 +184,18 @@ class SaleRecords:
             "currency": "BRL",
             "locale": "pt_BR",
             "dueDate": iso(core.due),
-            "paidAt": iso(core.paid_at) if paid and core.paid_at is not None else None,
-            "creditDate": iso(core.paid_at + credit_days * DAY)
-            if paid and core.paid_at is not None
-            else None,
-            "isInfiniteFunnel": rng.chance(0.05),
-            "recoveringStatus": recovering,
-            "tracker": f"trk-{rng.below(10**6)}" if rng.chance(0.3) else None,
+            "paidAt": None,
+            "creditDate": None,
+            "isInfiniteFunnel": (h >> 23) % 100 < 5,
+            "recoveringStatus": None,
+            "tracker": f"trk-{(h >> 34) % 10**6}" if (h >> 30) % 10 < 3 else None,
             "tracker2": None,
             "tracker3": None,
             "createdAt": iso(core.created),
-            "updatedAt": iso(when),
+            "updatedAt": None,
             "payment": {"method": method, "detail": core.detail, "link": link},
             "product": {"id": p.id, "name": p.name, "type": p.type, "billingType": p.billing, "sku": p.sku},
-            "refund": refund,
+            "refund": None,
             "affiliate": {"id": m.affiliate[0].id, "name": m.affiliate[0].name} if m.affiliate else None,
             "recipient": self.recipient,
             "buyer": {
@@ -227,7 +206,7 @@ class SaleRecords:
                 "phone": buyer.phone,
                 "phone2": None,
                 "phone3": None,
-                "address": buyer.address(),
+                "address": buyer.addr,
             },
             "producer": self.producer,
             "affiliates": [
@@ -238,12 +217,44 @@ class SaleRecords:
                 {"id": pr["id"], "name": pr["name"], "email": pr["email"], "netGain": money(c)}
                 for pr, c in m.partners
             ],
-            "items": items,
-            "offer": {"name": rng.pick(OFFERS) if rng.chance(0.5) else None},
+            "items": m.items,
+            "offer": {"name": OFFERS[(h >> 55) % len(OFFERS)] if (h >> 54) & 1 else None},
             "utm": utm,
             "orderBump": {
-                "has": has_bump,
+                "has": role in (MAIN, BUMP),
                 "isMainSale": role == MAIN,
                 "mainSaleId": int(self.sales.sale_id(i - 1)) if role == BUMP else None,
             },
         }
+
+    def record(self, i: int, t: int) -> Record:
+        """Sale i at clock t: the cached static part plus the state of its life at t.
+
+        Nested objects are shared between calls: callers serialise records, they never mutate them.
+        """
+        core = self.sales.core(i)
+        rec = self.static(i).copy()
+        when, status, recovering = state_at(core.events, t)
+        rec["status"], rec["recoveringStatus"], rec["updatedAt"] = status, recovering, iso(when)
+        paid_at = core.paid_at
+        if paid_at is not None and paid_at <= t:
+            rec["paidAt"] = iso(paid_at)
+            rec["creditDate"] = iso(paid_at + (30 if core.method == "creditCard" else 2) * DAY)
+        else:
+            m = self.money(i)
+            if m.physical:
+                rec["items"] = [{**m.items[0], "trackingCode": None}]  # issued once the order ships
+        if status in ("waitingRefund", "refunded"):
+            m = self.money(i)
+            h = record_key(self.key ^ 0x5A5A, i)
+            done = core.refund_at if status == "refunded" else None
+            rec["refund"] = {
+                "type": "partial" if core.refund_partial else "common",
+                "value": money(m.refund_value),
+                "partialValue": money(m.refund_value if core.refund_partial else 0),
+                "refundedAt": iso(done) if done is not None else None,
+                "requestedAt": iso(core.refund_req) if core.refund_req is not None else None,
+                "motive": MOTIVES[h % len(MOTIVES)],
+                "requesterName": rec["buyer"]["name"] if (h >> 3) % 10 < 8 else self.producer["name"],
+            }
+        return rec

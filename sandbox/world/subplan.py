@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from .clock import DAY, MINUTE, SECOND
-from .rng import Rng, Stream, Weighted, record_key
+from .rng import Stream, Weighted, mix64, record_key
 
 SUB_STATUS_PINS = (
     "upToDate",
@@ -87,35 +87,40 @@ class SubPlan:
     rkey: int  # key of the per-renewal delay draws
 
 
+def _u16(h: int, shift: int) -> float:
+    """A uniform draw in [0, 1) from 16 bits of a hash."""
+    return ((h >> shift) & 0xFFFF) * (1.0 / 65536)
+
+
 def make_plan(key: int, stream: Stream, j: int, n_products: int) -> SubPlan:
-    rng = Rng(record_key(key, j))
+    # Three hashes sliced into 16-bit draws: a plan is built for every subscription in an update scan.
+    h1 = record_key(key, j)
+    h2 = mix64(h1)
+    h3 = mix64(h2)
     created = stream.created(5 * j + 2)
     pin = SUB_STATUS_PINS[j] if j < len(SUB_STATUS_PINS) else ""
-    detail = SUB_DETAIL_PINS[j] if j < len(SUB_DETAIL_PINS) else SUB_DETAIL_W.draw(rng.r())
-    u = rng.r()
+    detail = SUB_DETAIL_PINS[j] if j < len(SUB_DETAIL_PINS) else SUB_DETAIL_W.draw(_u16(h1, 0))
+    u = _u16(h1, 16)
     kind = "free" if u < 0.03 else "trial" if u < 0.11 else "paid"
-    if pin:
-        kind = pin if pin in ("free", "trial") else "paid"
-    product = rng.below(n_products)
-    freq = FREQ_W.draw(rng.r())
+    freq = FREQ_W.draw(_u16(h1, 32))
     if pin:  # pinned plans reach their state within the history: weekly, yearly and daily among them
+        kind = pin if pin in ("free", "trial") else "paid"
         freq = {0: "weekly", 2: "yearly", 5: "daily"}.get(j, "monthly")
-    period = FREQ_DAYS[freq] * DAY
-    finite = rng.between(3, 12) if rng.chance(0.2) else 0
+    product = (h1 >> 48) % n_products
+    finite = 3 + (h2 >> 16) % 10 if _u16(h2, 0) < 0.2 else 0
     # periods survived before the end: geometric with the frequency's churn hazard
-    life = 1 + int(math.log(1.0 - rng.r()) / math.log(1.0 - HAZARD[freq]))
-    terminal = TERMINAL_W.draw(rng.r())
-    negotiated = rng.chance(0.05)
+    life = 1 + int(math.log(1.0 - _u16(h2, 32)) / math.log(1.0 - HAZARD[freq]))
+    terminal = TERMINAL_W.draw(_u16(h2, 48))
+    negotiated = _u16(h3, 0) < 0.05
+    ok = _u16(h3, 16) < 0.93
     cls = pay_class(detail)
-    ok = rng.chance(0.93)
     lo, hi = PAY_DELAY[cls]
-    delay = rng.between(lo, hi)
+    delay = lo + int(_u16(h3, 32) * (hi - lo))
     held = ""
+    end = life
     if pin:
         end, terminal, finite, held = PINNED[pin]
         ok = True
-    else:
-        end = life
     paid_at: int | None = None
     if kind == "free":
         paid_at, fail_at = created, created
@@ -126,11 +131,12 @@ def make_plan(key: int, stream: Stream, j: int, n_products: int) -> SubPlan:
             fail_at = 0
     else:
         fail_at = created + (
-            rng.between(5 * SECOND, 5 * MINUTE) if cls == "card" else (1 if cls == "pix" else 3) * DAY
+            5 * SECOND + (h3 >> 48) * 4 if cls == "card" else (1 if cls == "pix" else 3) * DAY
         )
         paid_at = created + delay if ok and held != "awaitingPayment" else None
         if held == "awaitingPayment":
             fail_at = 0
+    period = FREQ_DAYS[freq] * DAY
     return SubPlan(
         j,
         created,
@@ -146,5 +152,5 @@ def make_plan(key: int, stream: Stream, j: int, n_products: int) -> SubPlan:
         end,
         terminal,
         negotiated,
-        record_key(key ^ 0x5EED, j),
+        h3 ^ 0x5EED,
     )

@@ -6,7 +6,6 @@ event's time, so nothing changes except when the clock passes an event.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -16,13 +15,11 @@ E = TypeVar("E", bound=tuple[Any, ...])
 
 def state_at(events: Sequence[E], t: int) -> E:
     """The last event at or before t; the first event when t precedes them all."""
-    n = len(events)
-    if n == 1 or events[1][0] > t:
-        return events[0]
-    if events[-1][0] <= t:
-        return events[-1]
-    k = bisect_right(events, t, key=lambda e: e[0])
-    return events[max(0, k - 1)]
+    # Histories are short (a handful of events): a backward scan beats bisect with a key function.
+    for k in range(len(events) - 1, 0, -1):
+        if events[k][0] <= t:
+            return events[k]
+    return events[0]
 
 
 def time_of(events: Sequence[tuple[Any, ...]], state: Any, t: int) -> int | None:

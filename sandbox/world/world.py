@@ -108,16 +108,16 @@ class SyntheticWorld:
         return RecordListing([p.record for p in self.catalog_.products])
 
     def product_campaigns(self, product_id: str) -> list[Record]:
-        return list(self._product(product_id).campaigns)
+        return list(self.catalog_.extras(self._product(product_id)).campaigns)
 
     def product_partners(self, product_id: str) -> list[Record]:
-        return list(self._product(product_id).partners)
+        return list(self.catalog_.extras(self._product(product_id)).partners)
 
     def affiliations(self, product_ids: Sequence[str] | None) -> Listing:
         if not product_ids:
-            return RecordListing(self.catalog_.affiliations)
+            return RecordListing(self.catalog_.affiliations())
         wanted = {self._product(pid).id for pid in product_ids}
-        return RecordListing([a for a in self.catalog_.affiliations if a["product"]["id"] in wanted])
+        return RecordListing([a for a in self.catalog_.affiliations() if a["product"]["id"] in wanted])
 
     def transfers(self) -> Listing:
         return self.transfers_.listing(self.now)
