@@ -107,14 +107,8 @@ class Operation:
         state, name = self.state, self.d.name
         fault = state.faults.next()
         if fault is not NO_FAULT:
-            for kind in ("error", "drop", "truncate"):
-                if fault.kind == kind:
-                    state.stats.record_fault(kind)
-            if fault.delay:
-                state.stats.record_fault("slow")
-                await asyncio.sleep(fault.delay)
-        if fault.revoke and self.state.auth.revoke(Request(scope).headers.get("authorization")):
-            state.stats.record_fault("revoke")
+            await self._prelude(scope, fault)
+        # Without uvicorn's cycle (an in-process ASGI client) drop and truncate degrade to normal answers.
         if fault.kind == "drop" and await close_connection(scope):
             state.stats.record(name, "dropped")
             return
@@ -124,6 +118,17 @@ class Operation:
             return
         await response(scope, receive, send)
         state.stats.record(name, response.status_code)
+
+    async def _prelude(self, scope: Scope, fault: Fault) -> None:
+        """Count the fault, wait if slow, revoke the token if this is the Nth request."""
+        stats = self.state.stats
+        if fault.kind:
+            stats.record_fault(fault.kind)
+        if fault.delay:
+            stats.record_fault("slow")
+            await asyncio.sleep(fault.delay)
+        if fault.revoke and self.state.auth.revoke(Request(scope).headers.get("authorization")):
+            stats.record_fault("revoke")
 
     async def _answer(self, request: Request, fault: Fault) -> Response:
         if fault.kind == "error":
