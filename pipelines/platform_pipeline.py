@@ -48,7 +48,7 @@ def make_pipeline(
         destination=destination,
         dataset_name=dataset_name,
         pipelines_dir=str(pipelines_dir) if pipelines_dir else None,
-        progress=dlt.progress.log(log_period=5, logger=None) if progress else "_NULL_COLLECTOR",  # type: ignore[arg-type]
+        progress=dlt.progress.log(log_period=5, logger=None) if progress else None,  # type: ignore[arg-type]
     )
 
 

@@ -147,7 +147,8 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
         name=stream.name,
         primary_key=list(stream.primary_key),
         write_disposition=stream.write_disposition,
-        columns={**columns_for(stream.model), **stream.extra_columns},
+        # dlt writes into column hints, so each resource gets its own copies
+        columns={**columns_for(stream.model), **{k: dict(v) for k, v in stream.extra_columns.items()}},
         nested_hints=nested_hints_for(stream.model),
         parallelized=True,
         schema_contract={"tables": "evolve", "columns": "evolve", "data_type": "evolve"},
