@@ -227,7 +227,7 @@ class People:
 
     def __init__(self, seed: int):
         self._key = entity_key(seed, "person")
-        self.get = lru_cache(maxsize=32768)(self._make)
+        self.get = lru_cache(maxsize=16384)(self._make)
 
     def _make(self, pid: int) -> Person:
         # Three 64-bit hashes sliced into fields: far cheaper than one generator step per field.

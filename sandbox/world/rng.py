@@ -37,6 +37,12 @@ def record_key(ekey: int, index: int) -> int:
     return mix64(ekey ^ (index & MASK))
 
 
+def step(h: int) -> int:
+    """A cheap next 64-bit value from a well-mixed one (LCG step plus a fold of the high bits)."""
+    h = (h * 6364136223846793005 + 1442695040888963407) & MASK
+    return h ^ (h >> 29)
+
+
 def unit_hash(ekey: int, index: int) -> float:
     """One uniform draw in [0, 1) for (entity, index) without building a generator."""
     return (mix64(ekey ^ index) >> 11) * UNIT
@@ -83,7 +89,7 @@ class Rng:
 class Weighted(Generic[T]):
     """A categorical distribution: `draw(u)` maps a uniform draw to a value by cumulative weight."""
 
-    __slots__ = ("cum", "total", "values")
+    __slots__ = ("cum", "table", "total", "values")
 
     def __init__(self, pairs: Sequence[tuple[T, float]]):
         self.values = [v for v, _ in pairs]
@@ -93,6 +99,8 @@ class Weighted(Generic[T]):
             acc += w
             self.cum.append(acc)
         self.total = acc
+        # 1024-entry lookup table for the hot paths that draw from bit fields (`table[h & 1023]`)
+        self.table = tuple(self.draw((n + 0.5) / 1024) for n in range(1024))
 
     def draw(self, u: float) -> T:
         return self.values[min(bisect_right(self.cum, u * self.total), len(self.values) - 1)]

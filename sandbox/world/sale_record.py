@@ -72,8 +72,8 @@ class SaleRecords:
             "document": producer.document,
             "phone": producer.phone,
         }
-        self.money = lru_cache(maxsize=8192)(self._money)
-        self.static = lru_cache(maxsize=8192)(self._static)
+        self.money = lru_cache(maxsize=4096)(self._money)
+        self.static = lru_cache(maxsize=4096)(self._static)
 
     def _money(self, i: int) -> SaleMoney:
         # Draws are bit fields of two hashes: one generator step per field would double the cost.

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from .clock import DAY, MINUTE, SECOND
-from .rng import Stream, Weighted, mix64, record_key
+from .rng import Stream, Weighted, record_key, step
 
 SUB_STATUS_PINS = (
     "upToDate",
@@ -39,6 +39,7 @@ SUB_DETAIL_W = Weighted(
 FREQ_W = Weighted([("monthly", 75), ("yearly", 12), ("weekly", 9), ("daily", 4)])
 FREQ_DAYS = {"daily": 1, "weekly": 7, "monthly": 30, "yearly": 365}  # months are 30 days here
 HAZARD = {"daily": 0.004, "weekly": 0.015, "monthly": 0.06, "yearly": 0.3}  # churn per period
+LOG_SURVIVAL = {f: math.log(1.0 - h) for f, h in HAZARD.items()}
 TERMINAL_W = Weighted([("cancel", 55), ("default", 30), ("suspend", 15)])
 PAY_DELAY = {
     "card": (5 * SECOND, 5 * MINUTE),
@@ -87,35 +88,34 @@ class SubPlan:
     rkey: int  # key of the per-renewal delay draws
 
 
-def _u16(h: int, shift: int) -> float:
-    """A uniform draw in [0, 1) from 16 bits of a hash."""
-    return ((h >> shift) & 0xFFFF) * (1.0 / 65536)
+INV16 = 1.0 / 65536
 
 
 def make_plan(key: int, stream: Stream, j: int, n_products: int) -> SubPlan:
-    # Three hashes sliced into 16-bit draws: a plan is built for every subscription in an update scan.
+    # One mixed hash and two cheap steps, sliced into bit fields: a plan is built for every
+    # subscription in an update scan, so it must cost a few microseconds.
     h1 = record_key(key, j)
-    h2 = mix64(h1)
-    h3 = mix64(h2)
+    h2 = step(h1)
+    h3 = step(h2)
     created = stream.created(5 * j + 2)
     pin = SUB_STATUS_PINS[j] if j < len(SUB_STATUS_PINS) else ""
-    detail = SUB_DETAIL_PINS[j] if j < len(SUB_DETAIL_PINS) else SUB_DETAIL_W.draw(_u16(h1, 0))
-    u = _u16(h1, 16)
+    detail = SUB_DETAIL_PINS[j] if j < len(SUB_DETAIL_PINS) else SUB_DETAIL_W.table[h1 & 1023]
+    u = ((h1 >> 16) & 0xFFFF) * INV16
     kind = "free" if u < 0.03 else "trial" if u < 0.11 else "paid"
-    freq = FREQ_W.draw(_u16(h1, 32))
+    freq = FREQ_W.table[(h1 >> 32) & 1023]
     if pin:  # pinned plans reach their state within the history: weekly, yearly and daily among them
         kind = pin if pin in ("free", "trial") else "paid"
         freq = {0: "weekly", 2: "yearly", 5: "daily"}.get(j, "monthly")
     product = (h1 >> 48) % n_products
-    finite = 3 + (h2 >> 16) % 10 if _u16(h2, 0) < 0.2 else 0
+    finite = 3 + (h2 >> 16) % 10 if (h2 & 0xFFFF) * INV16 < 0.2 else 0
     # periods survived before the end: geometric with the frequency's churn hazard
-    life = 1 + int(math.log(1.0 - _u16(h2, 32)) / math.log(1.0 - HAZARD[freq]))
-    terminal = TERMINAL_W.draw(_u16(h2, 48))
-    negotiated = _u16(h3, 0) < 0.05
-    ok = _u16(h3, 16) < 0.93
+    life = 1 + int(math.log(1.0 - ((h2 >> 32) & 0xFFFF) * INV16) / LOG_SURVIVAL[freq])
+    terminal = TERMINAL_W.table[(h2 >> 48) & 1023]
+    negotiated = (h3 & 0xFFFF) * INV16 < 0.05
+    ok = ((h3 >> 16) & 0xFFFF) * INV16 < 0.93
     cls = pay_class(detail)
     lo, hi = PAY_DELAY[cls]
-    delay = lo + int(_u16(h3, 32) * (hi - lo))
+    delay = lo + int(((h3 >> 32) & 0xFFFF) * INV16 * (hi - lo))
     held = ""
     end = life
     if pin:

@@ -56,6 +56,37 @@ def renewal(plan: SubPlan, p0: int, k: int) -> tuple[list[tuple[int, str]], int]
     return [(d + DAY, "late"), (pay, "upToDate")], pay
 
 
+def terminal_before(plan: SubPlan, d_end: int) -> int:
+    """When a cancellation or suspension happens: 10% to 50% of a period before renewal L."""
+    period = plan.period
+    h = mix64(plan.rkey ^ 0xE4D)
+    return d_end - period // 10 - int((h & 0xFFFFF) / 0x100000 * (period // 2 - period // 10))
+
+
+def last_change(plan: SubPlan, t: int) -> int:
+    """`life(plan, t).when` without expanding renewals when the plan is already over at t (most are)."""
+    c = plan.created
+    if plan.kind == "free" or plan.held:
+        return c
+    p0 = plan.paid_at
+    if p0 is None:
+        return plan.fail_at if plan.fail_at <= t else c
+    end, fin, period = plan.end, plan.finite, plan.period
+    final = None
+    if fin and (not end or fin <= end):
+        final = p0 + fin * period
+    elif end:
+        d_end = p0 + end * period
+        term = plan.terminal
+        if term in ("cancel", "suspend"):
+            final = terminal_before(plan, d_end)
+        else:
+            final = d_end + (40 * DAY if term == "default" else 10 * DAY if term == "defaulter" else DAY)
+    if final is not None and final <= t:
+        return final
+    return life(plan, t).when
+
+
 def life(plan: SubPlan, t: int) -> SubState:
     c = plan.created
     initial = {"free": "free", "trial": "trial"}.get(plan.kind, "awaitingPayment")
@@ -81,8 +112,7 @@ def life(plan: SubPlan, t: int) -> SubState:
     else:
         last_normal = end - 1
         d_end = p0 + end * period
-        h = mix64(plan.rkey ^ 0xE4D)
-        before = d_end - period // 10 - int((h & 0xFFFFF) / 0x100000 * (period // 2 - period // 10))
+        before = terminal_before(plan, d_end)
         term = plan.terminal
         last_issued = end if term in ("default", "late", "defaulter") else end - 1
         ends = d_end
@@ -155,7 +185,7 @@ class Subscriptions:
             plan = self.sales.plan
             hits = []
             for j in range(stop):
-                w = life(plan(j), t).when
+                w = last_change(plan(j), t)
                 if a <= w <= b:
                     hits.append((w, j))
             hits.sort()
