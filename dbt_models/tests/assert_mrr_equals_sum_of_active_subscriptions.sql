@@ -23,8 +23,8 @@ expected as (
     left join {{ ref('fct_subscriptions') }} as subscriptions
         on months.currency = subscriptions.currency
         and subscriptions.subscription_status not in ('trial', 'free')
-        and subscriptions.started_at < months.month_end
-        and (subscriptions.ended_at is null or subscriptions.ended_at >= months.month_end)
+        and months.month_end > subscriptions.started_at
+        and (subscriptions.ended_at is null or months.month_end <= subscriptions.ended_at)
     group by months.month_start, months.currency, months.mrr_amount
 
 )

@@ -6,7 +6,7 @@ select
     currency
 from {{ ref('stg_platform__sales') }}
 where
-    {%- for amount in amounts %}
-    ({{ amount }}_currency is not null and {{ amount }}_currency != currency)
-    {%- if not loop.last %} or{% endif %}
-    {%- endfor %}
+    false
+    {% for amount in amounts -%}
+        or ({{ amount }}_currency is not null and {{ amount }}_currency != currency)
+    {% endfor -%}

@@ -47,11 +47,20 @@ gains as (
 
 pairs as (
 
-    select affiliate_id, product_id from affiliations
+    select
+        affiliate_id,
+        product_id
+    from affiliations
     union
-    select affiliate_id, product_id from sales
+    select
+        affiliate_id,
+        product_id
+    from sales
     union
-    select affiliate_id, product_id from gains
+    select
+        affiliate_id,
+        product_id
+    from gains
 
 ),
 

@@ -58,7 +58,7 @@ ranked_posts as (
         top_posts.*,
         row_number() over (
             partition by top_posts.community_id, top_posts.snapshot_at
-            order by top_posts.count_comments desc, top_posts.post_id
+            order by top_posts.count_comments desc, top_posts.post_id asc
         ) as comment_rank
     from top_posts
     inner join latest_post_snapshots

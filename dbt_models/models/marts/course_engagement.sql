@@ -14,9 +14,9 @@ aggregated as (
         course_id,
         lesson_id,
         count(*) as count_comments,
-        {%- for status in statuses %}
-        sum(case when comment_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
-        {%- endfor %}
+        {% for status in statuses -%}
+            sum(case when comment_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
+        {% endfor -%}
         sum(case when is_answered then 1 else 0 end) as count_answered,
         sum(case when is_read then 1 else 0 end) as count_read,
         sum(case when is_favorite then 1 else 0 end) as count_favorite,
@@ -35,9 +35,9 @@ final as (
         course_id,
         lesson_id,
         count_comments,
-        {%- for status in statuses %}
-        count_{{ snake_case(status) }},
-        {%- endfor %}
+        {% for status in statuses -%}
+            count_{{ snake_case(status) }},
+        {% endfor -%}
         count_answered,
         count_read,
         count_favorite,

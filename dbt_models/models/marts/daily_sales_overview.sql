@@ -24,15 +24,14 @@ paid as (
     select
         cast(coalesce(paid_at, created_at) as date) as sales_date,
         currency,
+        {% for method in methods -%}
+            sum(case when payment_method = '{{ method }}' then 1 else 0 end) as count_paid_{{ snake_case(method) }},
+            sum(case when payment_method = '{{ method }}' then gross_amount else 0 end) as gross_amount_{{ snake_case(method) }},
+        {% endfor -%}
         count(*) as count_paid_sales,
         sum(gross_amount) as gross_amount,
         sum(net_amount) as net_amount,
-        sum(total_fees_amount) as fees_amount,
-        {%- for method in methods %}
-        sum(case when payment_method = '{{ method }}' then 1 else 0 end) as count_paid_{{ snake_case(method) }},
-        sum(case when payment_method = '{{ method }}' then gross_amount else 0 end)
-            as gross_amount_{{ snake_case(method) }}{% if not loop.last %},{% endif %}
-        {%- endfor %}
+        sum(total_fees_amount) as fees_amount
     from sales
     where was_paid
     group by cast(coalesce(paid_at, created_at) as date), currency
@@ -54,11 +53,20 @@ refunded as (
 
 days as (
 
-    select sales_date, currency from created
+    select
+        sales_date,
+        currency
+    from created
     union
-    select sales_date, currency from paid
+    select
+        sales_date,
+        currency
+    from paid
     union
-    select sales_date, currency from refunded
+    select
+        sales_date,
+        currency
+    from refunded
 
 ),
 
@@ -74,11 +82,11 @@ final as (
         coalesce(paid.gross_amount, 0) as gross_amount,
         coalesce(paid.net_amount, 0) as net_amount,
         coalesce(paid.fees_amount, 0) as fees_amount,
-        coalesce(refunded.refunded_amount, 0) as refunded_amount,
-        {%- for method in methods %}
-        coalesce(paid.count_paid_{{ snake_case(method) }}, 0) as count_paid_{{ snake_case(method) }},
-        coalesce(paid.gross_amount_{{ snake_case(method) }}, 0) as gross_amount_{{ snake_case(method) }}{% if not loop.last %},{% endif %}
-        {%- endfor %}
+        {% for method in methods -%}
+            coalesce(paid.count_paid_{{ snake_case(method) }}, 0) as count_paid_{{ snake_case(method) }},
+            coalesce(paid.gross_amount_{{ snake_case(method) }}, 0) as gross_amount_{{ snake_case(method) }},
+        {% endfor -%}
+        coalesce(refunded.refunded_amount, 0) as refunded_amount
     from days
     left join created
         on days.sales_date = created.sales_date

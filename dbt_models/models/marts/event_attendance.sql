@@ -32,9 +32,9 @@ attendees as (
     select
         ticket_id,
         count(*) as count_attendees,
-        {%- for status in statuses %}
-        sum(case when attendee_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
-        {%- endfor %}
+        {% for status in statuses -%}
+            sum(case when attendee_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
+        {% endfor -%}
         sum(case when checked_in_at is not null then 1 else 0 end) as count_checked_in,
         sum(case when is_manually_created then 1 else 0 end) as count_manually_created,
         sum(case when attendee_status != 'refunded' then coalesce(invoice_amount, 0) else 0 end)
@@ -72,9 +72,9 @@ final as (
 
         -- attendees
         coalesce(attendees.count_attendees, 0) as count_attendees,
-        {%- for status in statuses %}
-        coalesce(attendees.count_{{ snake_case(status) }}, 0) as count_{{ snake_case(status) }},
-        {%- endfor %}
+        {% for status in statuses -%}
+            coalesce(attendees.count_{{ snake_case(status) }}, 0) as count_{{ snake_case(status) }},
+        {% endfor -%}
         coalesce(attendees.count_manually_created, 0) as count_manually_created,
         coalesce(attendees.count_checked_in, 0) as count_checked_in,
         {{ safe_divide('attendees.count_checked_in', 'attendees.count_attendees') }} as checkin_rate,

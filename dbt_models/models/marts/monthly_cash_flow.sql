@@ -39,9 +39,9 @@ transferred as (
 
 currencies as (
 
-    select currency from credited
+    select credited.currency from credited
     union
-    select currency from transferred
+    select transferred.currency from transferred
 
 ),
 

@@ -24,7 +24,9 @@ bounds as (
 
 months as (
 
-    select months.month_start, months.next_month_start
+    select
+        months.month_start,
+        months.next_month_start
     from {{ ref('int_platform__months') }} as months
     cross join bounds
     where months.month_start >= bounds.first_month
@@ -77,7 +79,7 @@ per_subscription as (
     from grid
     inner join subscriptions
         on grid.currency = subscriptions.currency
-        and subscriptions.started_at < grid.next_month_start
+        and grid.next_month_start > subscriptions.started_at
 
 ),
 

@@ -30,8 +30,7 @@ renamed as (
 
     from source
     inner join community_commenters
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(community_commenters_cols, '_dlt_id', 'string', 'community_commenters') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(community_commenters_cols, '_dlt_id', 'string', 'community_commenters') }}
 
 ),
 

@@ -28,8 +28,7 @@ renamed as (
 
     from source
     inner join community_top_posts
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(community_top_posts_cols, '_dlt_id', 'string', 'community_top_posts') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(community_top_posts_cols, '_dlt_id', 'string', 'community_top_posts') }}
 
 ),
 

@@ -27,8 +27,7 @@ renamed as (
 
     from source
     inner join deliveries
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(deliveries_cols, '_dlt_id', 'string', 'deliveries') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(deliveries_cols, '_dlt_id', 'string', 'deliveries') }}
 
 ),
 

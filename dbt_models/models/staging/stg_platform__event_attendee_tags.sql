@@ -26,8 +26,7 @@ renamed as (
 
     from source
     inner join event_attendees
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(event_attendees_cols, '_dlt_id', 'string', 'event_attendees') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(event_attendees_cols, '_dlt_id', 'string', 'event_attendees') }}
 
 ),
 

@@ -26,8 +26,7 @@ renamed as (
 
     from source
     inner join events
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(events_cols, '_dlt_id', 'string', 'events') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(events_cols, '_dlt_id', 'string', 'events') }}
 
 ),
 

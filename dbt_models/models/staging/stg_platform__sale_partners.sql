@@ -31,8 +31,7 @@ renamed as (
 
     from source
     inner join sales
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(sales_cols, '_dlt_id', 'string', 'sales') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(sales_cols, '_dlt_id', 'string', 'sales') }}
 
 ),
 

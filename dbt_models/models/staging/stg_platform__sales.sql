@@ -45,7 +45,7 @@ renamed as (
         {{ platform_col(cols, 'others__currency', 'string') }} as other_fees_currency,
         {{ platform_col(cols, 'currency', 'string') }} as currency,
         {{ platform_col(cols, 'installments', 'int') }} as installments,
-        {{ platform_col(cols, 'locale', 'string') }} as locale,
+        {{ platform_col(cols, 'locale', 'string') }} as checkout_locale,
         -- payment
         {{ platform_col(cols, 'payment__method', 'string') }} as payment_method,
         {{ platform_col(cols, 'payment__detail', 'string') }} as payment_detail,

@@ -36,11 +36,9 @@ renamed as (
 
     from source
     inner join subscription_products
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(subscription_products_cols, '_dlt_id', 'string', 'subscription_products') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(subscription_products_cols, '_dlt_id', 'string', 'subscription_products') }}
     inner join subscriptions
-        on {{ platform_col(subscription_products_cols, '_dlt_parent_id', 'string', 'subscription_products') }}
-        = {{ platform_col(subscriptions_cols, '_dlt_id', 'string', 'subscriptions') }}
+        on {{ platform_col(subscription_products_cols, '_dlt_parent_id', 'string', 'subscription_products') }} = {{ platform_col(subscriptions_cols, '_dlt_id', 'string', 'subscriptions') }}
 
 ),
 

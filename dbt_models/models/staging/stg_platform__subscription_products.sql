@@ -31,8 +31,7 @@ renamed as (
 
     from source
     inner join subscriptions
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(subscriptions_cols, '_dlt_id', 'string', 'subscriptions') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(subscriptions_cols, '_dlt_id', 'string', 'subscriptions') }}
 
 ),
 

@@ -36,11 +36,9 @@ renamed as (
 
     from source
     inner join webhook_events
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(webhook_events_cols, '_dlt_id', 'string', 'webhook_events') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(webhook_events_cols, '_dlt_id', 'string', 'webhook_events') }}
     inner join webhook_origins
-        on {{ platform_col(webhook_events_cols, '_dlt_parent_id', 'string', 'webhook_events') }}
-        = {{ platform_col(webhook_origins_cols, '_dlt_id', 'string', 'webhook_origins') }}
+        on {{ platform_col(webhook_events_cols, '_dlt_parent_id', 'string', 'webhook_events') }} = {{ platform_col(webhook_origins_cols, '_dlt_id', 'string', 'webhook_origins') }}
 
 ),
 

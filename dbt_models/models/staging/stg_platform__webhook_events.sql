@@ -27,8 +27,7 @@ renamed as (
 
     from source
     inner join webhook_origins
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }}
-        = {{ platform_col(webhook_origins_cols, '_dlt_id', 'string', 'webhook_origins') }}
+        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(webhook_origins_cols, '_dlt_id', 'string', 'webhook_origins') }}
 
 ),
 
