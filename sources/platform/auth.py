@@ -33,6 +33,7 @@ from sources.platform.redaction import SENSITIVE_KEYS, Redactor, redact_url
 logger = logging.getLogger("platform_sync.client")
 
 SECRETS_SECTION = ("sources", "platform")
+USER_AGENT = "platform-sync/0.1 (+httpx)"
 
 
 class BearerAuth(httpx.Auth):
@@ -102,9 +103,8 @@ def exchange_code(
         "grant_type": "authorization_code",
     }
     try:
-        with httpx.Client(
-            transport=transport, timeout=timeout, headers={"Accept": "application/json"}
-        ) as http:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        with httpx.Client(transport=transport, timeout=timeout, headers=headers) as http:
             response = http.request(operation.method, url, json=body)
     except httpx.HTTPError as exc:
         raise TransportError(

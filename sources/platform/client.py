@@ -17,7 +17,7 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from sources.platform.auth import BearerAuth
+from sources.platform.auth import USER_AGENT, BearerAuth
 from sources.platform.clock import Clock, SystemClock
 from sources.platform.errors import REAUTHORIZE_HINT, ApiError, ConfigurationError, MalformedResponseError
 from sources.platform.operations import Operation, get_operation
@@ -41,7 +41,6 @@ __all__ = ["OperationStats", "Page", "PlatformClient", "format_query_value", "to
 logger = logging.getLogger("platform_sync.client")
 
 T = TypeVar("T")
-USER_AGENT = "platform-sync/0.1 (+httpx)"
 PAGING_PARAMS = frozenset({"page", "itemsPerPage"})
 
 

@@ -5,15 +5,20 @@ Nothing here opens a socket: every client talks to an `httpx.MockTransport`.
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 import pytest
+import vcr
+from vcr.request import Request as VcrRequest
 
 from sources.platform.client import PlatformClient
 
@@ -219,3 +224,78 @@ def make_client(clock: FakeClock) -> Iterator[Callable[..., tuple[PlatformClient
     yield make
     for client in clients:
         client.close()
+
+
+# --- vcrpy cassettes --------------------------------------------------------------------------------------
+
+SCRUBBED_KEYS = frozenset({"access_token", "refresh_token", "client_secret", "code"})
+REDACTED = "REDACTED"
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: REDACTED if k in SCRUBBED_KEYS and value[k] else _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def scrub_body(body: bytes | str | None) -> bytes | str | None:
+    """A JSON or form body with the values of secret keys replaced (the keys stay, so replays parse)."""
+    if not body:
+        return body
+    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    try:
+        scrubbed = json.dumps(_scrub(json.loads(text)), ensure_ascii=False)
+    except ValueError:
+        pairs = parse_qsl(text, keep_blank_values=True)
+        if not pairs or not any(key in SCRUBBED_KEYS for key, _ in pairs):
+            return body
+        scrubbed = urlencode([(k, REDACTED if k in SCRUBBED_KEYS else v) for k, v in pairs])
+    return scrubbed.encode() if isinstance(body, bytes) else scrubbed
+
+
+def scrub_request(request: VcrRequest) -> VcrRequest | None:
+    """Drop the sandbox's control routes (not API traffic); scrub secrets from the body and the query."""
+    if urlsplit(request.uri).path.startswith("/sandbox/"):
+        return None
+    request.body = scrub_body(request.body)
+    parts = urlsplit(request.uri)
+    if parts.query:
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        query = urlencode([(k, REDACTED if k in SCRUBBED_KEYS else v) for k, v in pairs])
+        request.uri = urlunsplit(parts._replace(query=query))
+    return request
+
+
+def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+    """Scrub secrets from a recorded answer's body and keep its Content-Length true."""
+    body = response["body"]["string"]
+    scrubbed = scrub_body(body)
+    if scrubbed is not body:
+        response["body"]["string"] = scrubbed
+        for name in list(response["headers"]):
+            if name.lower() == "content-length":
+                length = len(scrubbed.encode() if isinstance(scrubbed, str) else scrubbed or b"")
+                response["headers"][name] = [str(length)]
+    return response
+
+
+def make_recorder(directory: Path, record_mode: str) -> vcr.VCR:
+    """A VCR that never writes a token, secret or code, and matches requests whatever host and port the
+    sandbox happened to bind."""
+    return vcr.VCR(
+        cassette_library_dir=str(directory),
+        record_mode=record_mode,
+        filter_headers=["authorization"],
+        before_record_request=scrub_request,
+        before_record_response=scrub_response,
+        match_on=["method", "path", "query"],
+        decode_compressed_response=True,
+    )
+
+
+@pytest.fixture
+def recorder() -> Callable[[Path, str], vcr.VCR]:
+    """`recorder(directory, record_mode)`: the cassette recorder of these tests."""
+    return make_recorder

@@ -61,6 +61,7 @@ def test_exchange_posts_the_documented_body_and_returns_the_grant():
     [request] = seen
     assert (request.method, str(request.url)) == ("POST", f"{AUTH_URL}/oauth/token")
     assert request.headers["accept"] == "application/json"
+    assert request.headers["user-agent"].startswith("platform-sync/")
     assert "authorization" not in request.headers
     assert json.loads(request.content) == {
         "client_id": "sandbox-demo",
