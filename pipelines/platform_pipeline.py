@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,13 +43,14 @@ def make_pipeline(
     pipelines_dir: str | Path | None = None,
     progress: bool = False,
 ) -> dlt.Pipeline:
-    """The pipeline. DuckDB's file comes from `[destination.duckdb] credentials` (`platform_sync.duckdb`)."""
+    """The pipeline. With DuckDB and no credentials configured, dlt names the file after the pipeline:
+    `platform_sync.duckdb` in the working folder."""
     return dlt.pipeline(
         pipeline_name=PIPELINE_NAME,
         destination=destination,
         dataset_name=dataset_name,
         pipelines_dir=str(pipelines_dir) if pipelines_dir else None,
-        progress=dlt.progress.log(log_period=5, logger=None) if progress else None,  # type: ignore[arg-type]
+        progress=dlt.progress.log(log_period=5, logger=sys.stderr) if progress else None,
     )
 
 
