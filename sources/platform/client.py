@@ -19,7 +19,13 @@ import httpx
 
 from sources.platform.auth import USER_AGENT, BearerAuth
 from sources.platform.clock import Clock, SystemClock
-from sources.platform.errors import REAUTHORIZE_HINT, ApiError, ConfigurationError, MalformedResponseError
+from sources.platform.errors import (
+    REAUTHORIZE_HINT,
+    ApiError,
+    ConfigurationError,
+    MalformedResponseError,
+    PagingLoopError,
+)
 from sources.platform.operations import Operation, get_operation
 from sources.platform.outcomes import (
     Failed,
@@ -229,7 +235,12 @@ class PlatformClient:
                     )
                     return
                 raise
-            if walk.accept(page):
+            try:
+                fresh = walk.accept(page)
+            except PagingLoopError:
+                self._stats.add(operation.name, errors=1)
+                raise
+            if fresh:
                 yield page
             number = walk.next()
 

@@ -279,8 +279,8 @@ def _error_for_status(
                 **common,
             )
         return PermissionDeniedError(
-            f"{operation}: the user may not read this resource ({said}) at {url}. Check that the ids in "
-            "the configuration belong to this account and that the user has read permission.",
+            f"{operation}: the user may not access this resource ({said}) at {url}. Check that the ids "
+            "in the configuration belong to this account and that the user has permission.",
             status=status,
             attempts=attempts,
             **common,

@@ -67,6 +67,7 @@ def test_missing_scope_plain_text_body_falls_back_to_the_status_text(make_client
         client.request("top_commented_posts", {"communityId": 9})
     assert not isinstance(caught.value, MissingScopeError)
     assert "(403: Forbidden)" in str(caught.value)
+    assert "the user may not access this resource" in str(caught.value)
     assert "ids in the configuration belong to this account" in str(caught.value)
 
 

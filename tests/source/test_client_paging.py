@@ -187,6 +187,8 @@ def test_server_ignoring_page_is_a_loop_not_retried(make_client, page_of):
     with pytest.raises(PagingLoopError, match="asked for page 2, got page 1"):
         list(client.paginate("list_products"))
     assert len(api.seen) == 2
+    stats = client.stats["list_products"]
+    assert (stats.requests, stats.retries, stats.errors) == (2, 0, 1)
 
 
 def test_same_items_under_a_new_page_number_is_a_loop(make_client):
