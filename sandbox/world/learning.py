@@ -17,10 +17,11 @@ from .clock import DAY, H0, HOUR, T0, iso
 from .listing import KeyListing, RangeListing, RecordListing, ScanCache
 from .people import People
 from .products import TOPICS
-from .rng import Rng, Stream, entity_key, record_key
+from .rng import Rng, Stream, entity_key, record_key, step
 
 COMMENT_BASE = 500_000_000
 NEVER = 1 << 62
+INV16 = 1.0 / 65536
 TEXTS = (
     "Ótima aula, muito clara!",
     "Não consegui baixar o material complementar.",
@@ -65,30 +66,32 @@ class Courses:
         self.cache = ScanCache(32)
 
     def life(self, c: int) -> CommentLife:
-        rng = Rng(record_key(self.key, c))
+        # Bit fields of three hashes (status and flag filters scan every comment of a course).
+        h1 = record_key(self.key, c)
+        h2 = step(h1)
+        h3 = step(h2)
         created = self.stream.created(c)
-        decided = created + rng.between(HOUR, 3 * DAY)
-        u = rng.r()
-        final = (
-            ("approved", "rejected", "inModeration")[c]
-            if c < 3
-            else ("approved" if u < 0.85 else "rejected" if u < 0.95 else "inModeration")
-        )
-        read = created + rng.between(HOUR, 5 * DAY) if rng.chance(0.8) else NEVER
-        answered = created + rng.between(2 * HOUR, 7 * DAY) if rng.chance(0.5) else NEVER
-        fixed = created + rng.between(DAY, 10 * DAY) if rng.chance(0.05) or c == 0 else NEVER
-        favorite = created + rng.between(HOUR, 10 * DAY) if rng.chance(0.1) or c == 0 else NEVER
+        u = (h1 & 0xFFFF) * INV16
+        final = "approved" if u < 0.85 else "rejected" if u < 0.95 else "inModeration"
+        if c < 3:
+            final = ("approved", "rejected", "inModeration")[c]
+        decided = created + HOUR + (h1 >> 16) % (3 * DAY - HOUR) if final != "inModeration" else NEVER
+        read = created + HOUR + (h2 & 0xFFFFFFFF) % (5 * DAY) if (h1 >> 48) % 100 < 80 else NEVER
+        answered = created + 2 * HOUR + (h2 >> 32) % (7 * DAY) if (h1 >> 56) % 2 else NEVER
+        fixed = created + DAY + (h3 & 0xFFFFFFFF) % (9 * DAY) if (h1 >> 57) % 20 == 0 or c == 0 else NEVER
+        favorite = created + HOUR + (h3 >> 32) % (10 * DAY) if (h1 >> 40) % 10 == 0 or c == 0 else NEVER
+        html = c % 3 == 1 or (h2 >> 60) < 3
         return CommentLife(
             created,
-            1 + rng.below(self.pool),
-            decided if final != "inModeration" else NEVER,
+            1 + (h3 >> 8) % self.pool,
+            decided,
             final,
             min(read, answered),
             answered,
             fixed,
             favorite,
-            c % 3 == 1 or rng.chance(0.2),
-            rng.pick(TEXTS),
+            html,
+            TEXTS[(h2 >> 56) % len(TEXTS)],
         )
 
     def record(self, c: int, t: int) -> Record:

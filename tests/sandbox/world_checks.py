@@ -123,6 +123,10 @@ ENUMS: dict[str, set[Any]] = {
 }
 
 
+def to_datetime_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
 def full(listing: Listing) -> list[dict[str, Any]]:
     return listing.page(0, len(listing))
 
