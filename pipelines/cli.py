@@ -31,7 +31,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return sandbox_main(args[1:])
     parser = _parser()
     options = parser.parse_args(args)
-    logging.basicConfig(level=logging.DEBUG if options.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if options.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
@@ -57,32 +60,50 @@ def _config_message(exc: Exception) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="platform-sync", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (tokens are never logged)")
+    parser = argparse.ArgumentParser(
+        prog="platform-sync", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="debug logging (tokens are never logged)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     sync_cmd = commands.add_parser("sync", help="load the platform's data into the warehouse")
     sync_cmd.add_argument("--resources", help=f"comma-separated subset of: {', '.join(STREAMS)}")
-    sync_cmd.add_argument("--start-date", help="lower bound of date-windowed resources on a first run (YYYY-MM-DD)")
-    sync_cmd.add_argument("--full-refresh", action="store_true", help="drop the tables and state, load everything again")
-    sync_cmd.add_argument("--destination", default=DEFAULT_DESTINATION, help="any dlt destination (default duckdb)")
+    sync_cmd.add_argument(
+        "--start-date", help="lower bound of date-windowed resources on a first run (YYYY-MM-DD)"
+    )
+    sync_cmd.add_argument(
+        "--full-refresh", action="store_true", help="drop the tables and state, load everything again"
+    )
+    sync_cmd.add_argument(
+        "--destination", default=DEFAULT_DESTINATION, help="any dlt destination (default duckdb)"
+    )
     sync_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
     sync_cmd.add_argument("--no-progress", action="store_true", help="no progress lines while running")
     sync_cmd.set_defaults(run=_run_sync)
 
-    auth_cmd = commands.add_parser("auth", help="exchange an authorization code for an access token and store it")
+    auth_cmd = commands.add_parser(
+        "auth", help="exchange an authorization code for an access token and store it"
+    )
     auth_cmd.add_argument("--code", required=True, help="the code from the authorization redirect")
     auth_cmd.add_argument("--redirect-uri", help="the redirect URI the code was issued for")
-    auth_cmd.add_argument("--secrets-path", default=".dlt/secrets.toml", type=Path, help="where the token is stored")
+    auth_cmd.add_argument(
+        "--secrets-path", default=".dlt/secrets.toml", type=Path, help="where the token is stored"
+    )
     auth_cmd.set_defaults(run=_run_auth)
 
-    models_cmd = commands.add_parser("models", help="run the dbt models (dbt build) on the pipeline's destination")
+    models_cmd = commands.add_parser(
+        "models", help="run the dbt models (dbt build) on the pipeline's destination"
+    )
     models_cmd.add_argument("--destination", default=DEFAULT_DESTINATION)
     models_cmd.add_argument("--dataset", default=DATASET_NAME)
     models_cmd.add_argument("--select", help="dbt node selection")
     models_cmd.set_defaults(run=_run_models)
 
-    demo_cmd = commands.add_parser("demo", help="start the sandbox, sync it into DuckDB, run the models, stop")
+    demo_cmd = commands.add_parser(
+        "demo", help="start the sandbox, sync it into DuckDB, run the models, stop"
+    )
     demo_cmd.add_argument("--scale", type=int, default=None, help="sales in the sandbox's world")
     demo_cmd.add_argument("--seed", type=int, default=1)
     demo_cmd.set_defaults(run=_run_demo)

@@ -30,14 +30,22 @@ DEMO_TIME_SCALE = 60.0
 def run_demo(scale: int | None = None, seed: int = 1) -> int:
     from sandbox.testing import running_sandbox_process
 
-    print(f"starting the sandbox (seed {seed}, {scale or DEMO_SCALE:,} sales, time scale {DEMO_TIME_SCALE:g})")
+    print(
+        f"starting the sandbox (seed {seed}, {scale or DEMO_SCALE:,} sales, time scale {DEMO_TIME_SCALE:g})"
+    )
     with running_sandbox_process(seed=seed, scale=scale or DEMO_SCALE, time_scale=DEMO_TIME_SCALE) as sandbox:
-        code = httpx.post(
-            f"{sandbox.auth_url}/sandbox/authorize", json={"client_id": DEMO_CLIENT_ID}, timeout=30
-        ).raise_for_status().json()["code"]
+        code = (
+            httpx.post(
+                f"{sandbox.auth_url}/sandbox/authorize", json={"client_id": DEMO_CLIENT_ID}, timeout=30
+            )
+            .raise_for_status()
+            .json()["code"]
+        )
         grant = exchange_code(sandbox.auth_url, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, code, DEMO_REDIRECT_URI)
         print(f"token exchanged at {sandbox.auth_url}; granted scopes: {len(grant.scopes)}")
-        options = _source_options(sandbox.base_url, grant.access_token, sorted(grant.scopes), sandbox.catalog())
+        options = _source_options(
+            sandbox.base_url, grant.access_token, sorted(grant.scopes), sandbox.catalog()
+        )
         pipeline = make_pipeline(progress=True)
         print("syncing into DuckDB (platform_sync.duckdb, dataset platform_raw) ...")
         started = time.monotonic()
@@ -57,7 +65,11 @@ def _source_options(base_url: str, token: str, scopes: list[str], catalog: dict[
         "event_ids": [event["id"] for event in catalog["events"]],
         "community_ids": [community["id"] for community in catalog["communities"]],
         "schools": [
-            {"team_slug": s["team_slug"], "student_slugs": s["student_slugs"], "delivery_ids": s["delivery_ids"]}
+            {
+                "team_slug": s["team_slug"],
+                "student_slugs": s["student_slugs"],
+                "delivery_ids": s["delivery_ids"],
+            }
             for s in catalog["schools"]
         ],
         "rate_limit_time_scale": DEMO_TIME_SCALE,

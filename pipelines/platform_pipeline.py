@@ -45,12 +45,13 @@ def make_pipeline(
 ) -> dlt.Pipeline:
     """The pipeline. With DuckDB and no credentials configured, dlt names the file after the pipeline:
     `platform_sync.duckdb` in the working folder."""
+    options: dict[str, Any] = {}
+    if pipelines_dir:
+        options["pipelines_dir"] = str(pipelines_dir)
+    if progress:
+        options["progress"] = dlt.progress.log(log_period=5, logger=sys.stderr)
     return dlt.pipeline(
-        pipeline_name=PIPELINE_NAME,
-        destination=destination,
-        dataset_name=dataset_name,
-        pipelines_dir=str(pipelines_dir) if pipelines_dir else None,
-        progress=dlt.progress.log(log_period=5, logger=sys.stderr) if progress else None,
+        pipeline_name=PIPELINE_NAME, destination=destination, dataset_name=dataset_name, **options
     )
 
 
@@ -77,9 +78,10 @@ def sync(
     if selected:
         source = source.with_resources(*selected)
     started = time.monotonic()
-    load_info = pipeline.run(
-        source, refresh="drop_sources" if full_refresh else None, loader_file_format=_file_format(pipeline)
-    )
+    run_options: dict[str, Any] = {"loader_file_format": _file_format(pipeline)}
+    if full_refresh:
+        run_options["refresh"] = "drop_sources"
+    load_info = pipeline.run(source, **run_options)
     total = time.monotonic() - started
     return SyncResult(
         load_info=load_info,
@@ -108,7 +110,7 @@ def _step_seconds(pipeline: dlt.Pipeline) -> dict[str, float]:
     trace = pipeline.last_trace
     if trace is None:
         return {}
-    steps = {}
+    steps: dict[str, float] = {}
     for step in trace.steps:
         if step.step in ("extract", "normalize", "load") and step.finished_at and step.started_at:
             steps[step.step] = (step.finished_at - step.started_at).total_seconds()

@@ -7,10 +7,11 @@ retries and rate limits, `readers.py` how each resource reads, `streams.py` what
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import dlt
 import pendulum
+from dlt.common.schema.typing import TColumnSchema
 from dlt.extract.resource import DltResource
 
 from sources.platform import readers
@@ -148,8 +149,12 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
         primary_key=list(stream.primary_key),
         write_disposition=stream.write_disposition,
         # dlt writes into column hints, so each resource gets its own copies
-        columns={**columns_for(stream.model), **{k: dict(v) for k, v in stream.extra_columns.items()}},
+        columns=cast(
+            dict[str, TColumnSchema],
+            {**columns_for(stream.model), **{k: dict(v) for k, v in stream.extra_columns.items()}},
+        ),
         nested_hints=nested_hints_for(stream.model),
         parallelized=True,
-        schema_contract={"tables": "evolve", "columns": "evolve", "data_type": "evolve"},
+        # Unknown extra fields are kept: the API may add fields, and losing them silently is worse.
+        schema_contract="evolve",
     )()

@@ -41,7 +41,9 @@ class SourceContext:
     sale_ids: SaleIdQueue
     snapshot_at: datetime
 
-    def parse(self, stream: Stream, items: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None = None) -> Rows:
+    def parse(
+        self, stream: Stream, items: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None = None
+    ) -> Rows:
         rows = []
         for item in items:
             row = parse_record(stream.model, dict(item), strict_enums=self.settings.strict_enums)
@@ -140,7 +142,9 @@ def read_subscriptions(ctx: SourceContext) -> Iterator[Rows]:
         if upper is not None:
             params["endDate"] = iso_z(upper)
         for page in ctx.client.paginate(stream.operation, params=params):
-            rows = [row for row in ctx.parse(stream, page.items) if cursor.is_new(row["updatedAt"], row["id"])]
+            rows = [
+                row for row in ctx.parse(stream, page.items) if cursor.is_new(row["updatedAt"], row["id"])
+            ]
             for row in rows:
                 cursor.observe(row["updatedAt"], row["id"])
             ctx.offer_sale_ids(stream, rows)

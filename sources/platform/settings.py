@@ -60,6 +60,7 @@ class SourceSettings:
 
 def parse_start_date(value: str | datetime) -> datetime:
     """Parse the configured start date (`YYYY-MM-DD` or ISO 8601) into an aware UTC datetime."""
+    parsed: object
     if isinstance(value, datetime):
         parsed = pendulum.instance(value)
     else:
@@ -70,7 +71,7 @@ def parse_start_date(value: str | datetime) -> datetime:
                 f"start_date {value!r} is not a date: use YYYY-MM-DD or an ISO 8601 timestamp "
                 "in [sources.platform] of .dlt/config.toml or SOURCES__PLATFORM__START_DATE"
             ) from exc
-    if not isinstance(parsed, datetime):
+    if not isinstance(parsed, pendulum.DateTime):
         raise ConfigurationError(f"start_date {value!r} is not a date: use YYYY-MM-DD")
     return parsed.in_timezone("UTC")
 
@@ -82,7 +83,8 @@ def parse_schools(value: Sequence[Mapping[str, Any]] | None) -> tuple[School, ..
         if not isinstance(entry, Mapping) or not entry.get("team_slug"):
             raise ConfigurationError(
                 f"schools[{position}] must be a table with team_slug, student_slugs and delivery_ids, "
-                f'e.g. {{team_slug = "my-school", student_slugs = ["ana"], delivery_ids = [12]}}; got {entry!r}'
+                f'e.g. {{team_slug = "my-school", student_slugs = ["ana"], delivery_ids = [12]}}; '
+                f"got {entry!r}"
             )
         unknown = set(entry) - {"team_slug", "student_slugs", "delivery_ids"}
         if unknown:

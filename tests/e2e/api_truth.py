@@ -39,10 +39,14 @@ class ApiTruth:
         return {str(item["id"]) for item in self.pages(path, **params)}
 
     def subscriptions(self) -> list[dict[str, Any]]:
-        return list(self.pages("/store/v1/subscriptions", startDate=FAR_PAST, endDate=FAR_FUTURE, filterBy="creation"))
+        return list(
+            self.pages("/store/v1/subscriptions", startDate=FAR_PAST, endDate=FAR_FUTURE, filterBy="creation")
+        )
 
     def fiscal_documents(self) -> list[dict[str, Any]]:
-        return list(self.pages("/store/v1/financial/buyer/fiscal-documents", startDate=FAR_PAST, endDate=FAR_FUTURE))
+        return list(
+            self.pages("/store/v1/financial/buyer/fiscal-documents", startDate=FAR_PAST, endDate=FAR_FUTURE)
+        )
 
     def attendees(self, event_ids: list[str]) -> list[dict[str, Any]]:
         return [a for e in event_ids for a in self.pages(f"/events/v1/attendance-list/by-event/{e}")]

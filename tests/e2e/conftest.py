@@ -42,7 +42,11 @@ def source_options(handle: SandboxHandle, token: str, **overrides: Any) -> dict[
         "event_ids": [e["id"] for e in catalog["events"]],
         "community_ids": [c["id"] for c in catalog["communities"]],
         "schools": [
-            {"team_slug": s["team_slug"], "student_slugs": s["student_slugs"], "delivery_ids": s["delivery_ids"]}
+            {
+                "team_slug": s["team_slug"],
+                "student_slugs": s["student_slugs"],
+                "delivery_ids": s["delivery_ids"],
+            }
             for s in catalog["schools"]
         ],
         "rate_limit_time_scale": E2E_TIME_SCALE,

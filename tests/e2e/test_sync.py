@@ -18,12 +18,12 @@ LISTED = {
 }
 
 
-def assert_no_duplicates(pipeline, table: str, key: str = "id") -> None:  # noqa: ANN001
+def assert_no_duplicates(pipeline, table: str, key: str = "id") -> None:
     counts = Counter(ids(pipeline, table, key))
     assert [k for k, n in counts.items() if n > 1] == []
 
 
-def assert_warehouse_matches_api(pipeline, sandbox, token: str) -> None:  # noqa: ANN001
+def assert_warehouse_matches_api(pipeline, sandbox, token: str) -> None:
     truth = ApiTruth(sandbox.base_url, token)
     catalog = sandbox.catalog()
     event_ids = [e["id"] for e in catalog["events"]]
