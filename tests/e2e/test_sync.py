@@ -81,10 +81,15 @@ def test_second_run_brings_exactly_the_changes_with_few_requests(sandbox, make_p
     assert sum(by_operation["list_subscriptions"].values()) == 1
     assert sum(by_operation["list_attendees"].values()) == len(options["event_ids"])
 
+    statuses_before = dict(query(pipeline, "select id, status from sales"))
     sandbox.advance(3 * 86400)
     changed = sync(pipeline, source_options=options)
     assert changed.rows.get("subscriptions", 0) > 0
     assert_warehouse_matches_api(pipeline, sandbox, token)
+    statuses_after = dict(query(pipeline, "select id, status from sales"))
+    # the world moved: some sales already loaded changed status (paid, refunded...) and were re-fetched
+    assert any(statuses_after[i] != status for i, status in statuses_before.items())
+    assert len(statuses_after) > len(statuses_before)  # and new sales were discovered
 
 
 def test_missing_scope_skips_only_its_resources(sandbox, make_pipeline):
@@ -108,3 +113,29 @@ def test_injected_faults_end_exact(sandbox, make_pipeline, faults):
     sandbox.set_faults(None)
     assert result.report.failed == {}
     assert_warehouse_matches_api(pipeline, sandbox, token)
+
+
+def test_sale_budget_carries_unfetched_ids_over_to_the_next_runs(sandbox, make_pipeline):
+    token = sandbox.token()
+    pipeline = make_pipeline()
+    options = source_options(sandbox, token, sales_max_requests=70)
+    first = sync(pipeline, source_options=options)
+    assert first.requests["sale_details"] == 70
+    pending = pipeline.state["sources"]["platform"]["resources"]["sales"]["pending"]
+    assert pending and len(set(ids(pipeline, "sales")) & set(pending)) == 0
+    for _ in range(10):
+        sync(pipeline, source_options=options)
+        if not pipeline.state["sources"]["platform"]["resources"]["sales"]["pending"]:
+            break
+    assert_warehouse_matches_api(pipeline, sandbox, token)
+
+
+def test_full_refresh_reloads_everything_from_scratch(sandbox, make_pipeline):
+    token = sandbox.token()
+    pipeline = make_pipeline()
+    options = source_options(sandbox, token)
+    sync(pipeline, resources=["products", "subscriptions"], source_options=options)
+    refreshed = sync(pipeline, resources=["products", "subscriptions"], full_refresh=True, source_options=options)
+    assert refreshed.rows["subscriptions"] == len(ApiTruth(sandbox.base_url, token).subscriptions())
+    assert_no_duplicates(pipeline, "subscriptions")
+    assert_no_duplicates(pipeline, "products")

@@ -1,0 +1,127 @@
+"""The sale-id hand-off and the budgeted sale fetcher: priorities, budget, left-overs, order bumps."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from sources.platform.errors import NotFoundError, ServerError
+from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, drain
+
+
+class FakeSalesClient:
+    """Answers `sale_details` from a dict; records the order of requests."""
+
+    def __init__(self, sales: dict[str, dict[str, Any]], failing: frozenset[str] = frozenset()) -> None:
+        self.sales = sales
+        self.failing = failing
+        self.requested: list[str] = []
+        self._lock = threading.Lock()
+
+    def request(self, operation_name: str, path_params: dict[str, Any]) -> dict[str, Any]:
+        assert operation_name == "sale_details"
+        sale_id = path_params["id"]
+        with self._lock:
+            self.requested.append(sale_id)
+        if sale_id in self.failing:
+            raise ServerError("sale_details answered 503 after 6 tries", operation="sale_details", status=503)
+        if sale_id not in self.sales:
+            raise NotFoundError("sale not found", operation="sale_details", status=404)
+        return self.sales[sale_id]
+
+
+def sale(sale_id: str, main: int | None = None) -> dict[str, Any]:
+    return {"id": sale_id, "orderBump": {"has": main is not None, "isMainSale": False, "mainSaleId": main}}
+
+
+def closed_queue(*ids: str) -> SaleIdQueue:
+    queue = SaleIdQueue()
+    queue.offer(ids)
+    queue.expect(["subscriptions"])
+    queue.finish("subscriptions")
+    return queue
+
+
+def run(fetcher: SaleFetcher, queue: SaleIdQueue, ledger: SaleLedger, carried: list[str]) -> list[str]:
+    return [sale_id for sale_id, found in fetcher.run(queue, ledger, carried) if found is not None]
+
+
+def test_queue_ends_only_when_every_expected_producer_finished() -> None:
+    queue = SaleIdQueue()
+    queue.offer(["1", None, "", "2"])
+    queue.expect(["subscriptions", "fiscal_documents"])
+    assert queue.take(timeout=0.01) == ["1", "2"]
+    queue.finish("subscriptions")
+    assert queue.take(timeout=0.01) == []
+    queue.offer([3])
+    queue.finish("fiscal_documents")
+    assert queue.take(timeout=0.01) == ["3"]
+    assert queue.take(timeout=0.01) is None
+
+
+def test_queue_is_closed_at_once_when_no_producer_is_selected() -> None:
+    queue = SaleIdQueue()
+    queue.expect([])
+    assert queue.take(timeout=5) is None
+
+
+def test_carried_over_and_new_ids_come_before_refresh_and_known_ids_are_not_refetched() -> None:
+    client = FakeSalesClient({i: sale(i) for i in ["1", "2", "3", "4", "5"]})
+    ledger = SaleLedger(known={"4", "5"}, refresh_candidates=["5"])
+    fetcher = SaleFetcher(client, budget=10, concurrency=1)  # type: ignore[arg-type]
+    fetched = run(fetcher, closed_queue("2", "4", "3", "2"), ledger, carried=["1"])
+    assert fetched == ["1", "2", "3", "5"]
+    assert client.requested == ["1", "2", "3", "5"]
+    assert fetcher.left_over == []
+
+
+def test_budget_keeps_unfetched_new_ids_for_the_next_run() -> None:
+    client = FakeSalesClient({str(i): sale(str(i)) for i in range(10)})
+    fetcher = SaleFetcher(client, budget=3, concurrency=2)  # type: ignore[arg-type]
+    fetched = run(fetcher, closed_queue(*[str(i) for i in range(10)]), SaleLedger(), carried=[])
+    assert len(fetched) == 3 and fetcher.spent == 3
+    assert sorted(fetched + fetcher.left_over) == sorted(str(i) for i in range(10))
+
+
+def test_order_bump_main_sale_is_fetched_in_the_same_run() -> None:
+    client = FakeSalesClient({"10": sale("10", main=9), "9": sale("9")})
+    fetcher = SaleFetcher(client, budget=5, concurrency=1)  # type: ignore[arg-type]
+    assert run(fetcher, closed_queue("10"), SaleLedger(), carried=[]) == ["10", "9"]
+
+
+def test_unknown_sale_is_skipped_and_a_failing_one_is_kept() -> None:
+    client = FakeSalesClient({"1": sale("1")}, failing=frozenset({"2"}))
+    fetcher = SaleFetcher(client, budget=5, concurrency=1)  # type: ignore[arg-type]
+    assert run(fetcher, closed_queue("1", "2", "3"), SaleLedger(), carried=[]) == ["1"]
+    assert fetcher.left_over == ["2"]
+
+
+def test_drain_collects_every_unknown_id_until_the_producers_finish() -> None:
+    queue = SaleIdQueue()
+    queue.expect(["event_attendees"])
+    queue.offer(["1", "2"])
+
+    def finish_later() -> None:
+        queue.offer(["3"])
+        queue.finish("event_attendees")
+
+    threading.Timer(0.05, finish_later).start()
+    assert drain(queue, known={"2"}) == ["1", "3"]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_ids_arriving_while_fetching_are_all_fetched(concurrency: int) -> None:
+    client = FakeSalesClient({str(i): sale(str(i)) for i in range(40)})
+    queue = SaleIdQueue()
+    queue.expect(["subscriptions"])
+
+    def produce() -> None:
+        for start in range(0, 40, 10):
+            queue.offer(str(i) for i in range(start, start + 10))
+        queue.finish("subscriptions")
+
+    threading.Thread(target=produce).start()
+    fetcher = SaleFetcher(client, budget=100, concurrency=concurrency)  # type: ignore[arg-type]
+    assert sorted(run(fetcher, queue, SaleLedger(), carried=[]), key=int) == [str(i) for i in range(40)]
