@@ -6,10 +6,10 @@ See the package docstring (`sandbox/world/__init__.py`) for proportions and life
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
 
-from .api import Listing, Record, WorldError
+from .api import Listing, Record, World, WorldError
 from .attendees import Attendees
 from .cart import Carts
 from .clock import T0, iso, to_datetime, to_ms
@@ -28,12 +28,15 @@ from .webhooks import webhook_origins
 
 
 def _ms_floor(value: datetime) -> int:
+    """An upper bound in whole milliseconds (records carry milliseconds): round down."""
     return to_ms(value)
 
 
 def _ms_ceil(value: datetime) -> int:
+    """A lower bound in whole milliseconds: round up, so a sub-millisecond bound stays inclusive-exact."""
     ms = to_ms(value)
-    return ms + 1 if to_datetime(ms) < value.replace(tzinfo=value.tzinfo or to_datetime(0).tzinfo) else ms
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return ms + 1 if to_datetime(ms) < aware else ms
 
 
 class SyntheticWorld:
@@ -228,3 +231,7 @@ class SyntheticWorld:
 
     def webhook_origins(self) -> list[Record]:
         return webhook_origins()
+
+
+if TYPE_CHECKING:  # mypy checks here that SyntheticWorld implements the World Protocol exactly
+    _conforms: World = SyntheticWorld()
