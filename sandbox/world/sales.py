@@ -164,6 +164,7 @@ class Sales:
         self.status_pins, self.detail_pins = self._pins()
         self.sub_key = entity_key(seed, "subscription")
         self.core = lru_cache(maxsize=8192)(self._core)
+        self._count = (-1, 0)
 
     def plan(self, j: int) -> SubPlan:
         """The plan of subscription j (whose first invoice is sale 5j + 2)."""
@@ -217,11 +218,14 @@ class Sales:
         An order bump is created one second after its main sale rather than in its own slot, so the
         stream's count is corrected at the boundary.
         """
+        if self._count[0] == t:  # every sale lookup asks at the same clock: remember the last answer
+            return self._count[1]
         n = self.stream.count_at(t)
         if self.role(n) == BUMP and self.core(n).created <= t:
-            return n + 1
-        if n > 0 and self.role(n - 1) == BUMP and self.core(n - 1).created > t:
-            return n - 1
+            n += 1
+        elif n > 0 and self.role(n - 1) == BUMP and self.core(n - 1).created > t:
+            n -= 1
+        self._count = (t, n)
         return n
 
     # -- life ------------------------------------------------------------------------------------
