@@ -704,11 +704,11 @@ def create_raw(
         for name, table in tables.items():
             if name in skip or not table["rows"]:
                 continue
-            dropped = skip_columns.get(name, set())
-            columns = {c: t for c, t in table["columns"].items() if c not in dropped}
+            columns = table["columns"]
             # a null object (`refund: null`) leaves a null column named like the object: dlt creates none
-            objects = [c for c, t in columns.items() if t is None and any(o.startswith(c + "__") for o in columns)]
-            columns = {c: t for c, t in columns.items() if c not in objects}
+            objects = {c for c, t in columns.items() if t is None and any(o.startswith(c + "__") for o in columns)}
+            dropped = objects | skip_columns.get(name, set())
+            columns = {c: t for c, t in columns.items() if c not in dropped}
             untyped = [c for c, t in columns.items() if t is None]
             if untyped:
                 raise ValueError(f"{name}: no non-null value types columns {untyped}")
