@@ -32,7 +32,8 @@ Life histories (the state at clock T applies the events <= T; `updatedAt`/`modif
 - sale: processing (cards) or waitingPayment (pix, slips) -> paid (card: seconds; pix: minutes; slip: up
   to 3 days) | expired at the due date | canceled | canceled -> recovering -> paid or canceled (recovering
   status active/canceled) | duplicated | open -> expired after 7 days | scheduled -> paid | negotiated;
-  6% of paid sales ask a refund within 28 days (waitingRefund) settled within 2 days (refunded; 25% partial).
+  8% of paid sales ask a refund (70% within 7 days, the rest within 28; waitingRefund) settled within 2
+  days (refunded; 25% partial).
 - subscription (subplan.py, subscriptions.py): awaitingPayment/trial/free -> upToDate at the first payment;
   renewal k due at p0 + k * period (30-day months) is paid within minutes, or awaited (awaitingPayment, up
   to 2 days) or late (up to 8 days); at renewal L (geometric churn) it is cancelled by the client, suspended

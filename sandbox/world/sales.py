@@ -301,13 +301,15 @@ class Sales:
             if refund == "maybe":
                 refund = (
                     None
-                    if price == 0 or not rng.chance(0.06)
+                    if price == 0 or not rng.chance(0.08)
                     else "partial"
                     if rng.chance(0.25)
                     else "common"
                 )
             if refund in ("common", "partial"):
-                req = paid + rng.between(HOUR, 28 * DAY)
+                # most refunds come within the 7-day withdrawal right, the rest within the guarantee
+                late = rng.chance(0.3)
+                req = paid + (rng.between(7 * DAY, 28 * DAY) if late else rng.between(HOUR, 7 * DAY))
                 done = req + rng.between(HOUR, 2 * DAY)
                 partial = refund == "partial"
                 ev += [(req, "waitingRefund", "inactive"), (done, "refunded", "inactive")]

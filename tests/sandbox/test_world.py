@@ -196,7 +196,10 @@ def test_advance_brings_new_records_and_touches_only_changed_ones():
     world = SyntheticWorld(seed=5, scale=1500)
     before = collect(world)
     assert collect(world) == before  # nothing changes without advance
-    world.advance(25 * 86400)
+    # past the next event's start, so its attendees check in (and at least 25 days: refunds, renewals)
+    events = world.events_
+    upcoming = events.start(events.event_for_time(world.now))
+    world.advance(max(25 * 86400, (upcoming - world.now) / 1000 + 86400))
     after = collect(world)
     clock_before = "2026-06-01T00:00:00.000Z"
     for kind, stamp in (("sale", "updatedAt"), ("subscription", "updatedAt"), ("attendee", "modifiedAt")):
