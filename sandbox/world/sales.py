@@ -228,6 +228,12 @@ class Sales:
         self._count = (t, n)
         return n
 
+    def buyer_of(self, i: int) -> int:
+        """The buyer of sale i, cheaply: the first draw of its generator (a bump has its main's buyer)."""
+        if self.role(i) == BUMP:
+            i -= 1
+        return 1 + Rng(record_key(self.key, i)).below(self.pool)
+
     # -- life ------------------------------------------------------------------------------------
     def _core(self, i: int) -> SaleCore:
         role = self.role(i)

@@ -229,9 +229,10 @@ class Subscriptions:
     def record(self, j: int, t: int) -> Record:
         plan = self.sales.plan(j)
         st = life(plan, t)
-        core = self.sales.core(5 * j + 2)
-        buyer = self.people.get(core.buyer)
-        product = core.product
+        # the first invoice's buyer, product and price, without building that sale
+        buyer = self.people.get(self.sales.buyer_of(5 * j + 2))
+        product = self.sales.catalog.subscriptions[plan.product]
+        price = 0 if plan.kind == "free" else product.price_cents
         p0 = plan.paid_at if plan.paid_at is not None else plan.created
         inter = None
         if st.interruption is not None and st.status in ("canceled", "suspended"):
@@ -282,7 +283,7 @@ class Subscriptions:
                 }
             ],
             "payment": {
-                "price": {"currency": "BRL", "value": core.price / 100},
+                "price": {"currency": "BRL", "value": price / 100},
                 "method": SUB_METHOD.get(DETAIL_METHOD[plan.detail], "unknown"),
                 "installments": 1,
             },

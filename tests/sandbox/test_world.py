@@ -147,6 +147,9 @@ def test_subscriptions_point_at_their_first_invoice(mid, mid_records):
         assert products[sale["product"]["id"]]["payment"]["type"] == "subscription"
         assert sale["product"]["billingType"] == "recurrence"
         assert sub["createdAt"] == sale["createdAt"] <= sub["updatedAt"]
+        assert sub["client"]["email"] == sale["buyer"]["email"]
+        assert sub["payment"]["price"] == sale["items"][0]["unitValue"]
+        assert sub["products"][0]["id"] == sale["product"]["id"]
         assert (sub["interruption"] is not None) == (sub["status"] in ("canceled", "suspended"))
         charges = sub["charges"]
         assert charges["paid"] + charges["pending"] == charges["current"] and charges["paid"] >= 0
