@@ -44,16 +44,20 @@ def money(value: str, currency: str = "BRL") -> dict[str, Any]:
 
 
 def _sale(sale_id: str, **overrides: Any) -> dict[str, Any]:
-    """A paid credit-card sale of product P1; overrides replace top-level fields."""
+    """A paid credit-card sale of product P1; overrides replace top-level fields.
+
+    Amounts add up: gross = net + fee + companyXFee + installmentSettlementFee + others + partnersGain +
+    affiliatesGain, and the gains equal the sums over `partners[]` and `affiliates[]`.
+    """
     sale: dict[str, Any] = {
         "id": sale_id,
         "contractId": None,
         "status": "paid",
         "grossGain": money("100.00"),
         "netGain": money("80.00"),
-        "partnersGain": money("5.00"),
-        "affiliatesGain": money("10.00"),
-        "fee": money("4.00"),
+        "partnersGain": money("0.00"),
+        "affiliatesGain": money("0.00"),
+        "fee": money("19.00"),
         "total": money("100.00"),
         "totalInterest": money("100.00"),
         "installments": 1,
@@ -325,6 +329,9 @@ def records() -> dict[str, list[dict[str, Any]]]:
             offer={"name": "Launch offer"},
             orderBump={"has": True, "isMainSale": True, "mainSaleId": None},
             contractId="S1",
+            partnersGain=money("5.00"),
+            affiliatesGain=money("10.00"),
+            fee=money("4.00"),
         ),
         # 1002: the order bump of 1001, paid by card
         _sale(
@@ -336,7 +343,7 @@ def records() -> dict[str, list[dict[str, Any]]]:
             fee=money("2.00"),
             total=money("20.00"),
             totalInterest=money("20.00"),
-            others=money("0.00"),
+            others=money("2.00"),
             orderBump={"has": True, "isMainSale": False, "mainSaleId": 1001},
         ),
         # 1003: paid by Pix on March 20, refunded in full on April 10
@@ -344,7 +351,7 @@ def records() -> dict[str, list[dict[str, Any]]]:
             "1003",
             status="refunded",
             grossGain=money("200.00"),
-            netGain=money("180.00"),
+            netGain=money("187.00"),
             partnersGain=money("0.00"),
             affiliatesGain=money("0.00"),
             fee=money("10.00"),

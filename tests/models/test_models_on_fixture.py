@@ -118,11 +118,11 @@ def test_sales_money_rules(clean: Built) -> None:
     d = Decimal
     assert rows == [
         ("1001", True, False, d(0), d(80), d(5), False),
-        ("1002", True, False, d(0), d(16), d(2), True),
+        ("1002", True, False, d(0), d(16), d(4), True),
         ("1003", True, True, d(200), d(0), d(13), False),  # full refund
-        ("1004", True, True, d(30), d(50), d(5), False),  # partial refund of 30 on a net of 80
-        ("1005", False, False, d(0), d(0), d(5), False),
-        ("1006", False, False, d(0), d(0), d(5), False),
+        ("1004", True, True, d(30), d(50), d(20), False),  # partial refund of 30 on a net of 80
+        ("1005", False, False, d(0), d(0), d(20), False),
+        ("1006", False, False, d(0), d(0), d(20), False),
     ]
     assert _query(clean.db, "select count(*), sum(line_value_amount) from marts.fct_sale_items") == [(6, d(700))]
 
@@ -258,7 +258,20 @@ BREAKAGES: list[tuple[str, list[str], list[str]]] = [
     ("a refunded sale without a refund", ["update {raw}.sales set status = 'refunded' where id = '1006'"],
      ["assert_refunded_sales_have_a_refund"]),
     ("a net above the gross", ["update {raw}.sales set net_gain__value = 150 where id = '1005'"],
-     ["assert_sale_net_not_above_gross"]),
+     ["assert_sale_net_not_above_gross", "assert_sale_gross_decomposes"]),
+    ("a partner's gain that the sale's total does not hold",
+     ["update {raw}.sales__partners set net_gain__value = 6"], ["assert_sale_gains_match_their_lists"]),
+    ("a credit before the payment", ["update {raw}.sales set credit_date = timestamptz '2026-03-01 00:00:00+00' "
+                                     "where id = '1001'"], ["fct_sales_credited_after_paid"]),
+    ("a canceled subscription without its cancellation",
+     ["update {raw}.subscriptions set interruption__type = null where id = 'S2'"],
+     ["fct_subscriptions_interruption_matches_status"]),
+    ("a fiscal document, a subscription and an attendee of a sale not loaded (warnings)",
+     ["update {raw}.fiscal_documents set sale__id = '9999' where document__id = 'FD3'",
+      "update {raw}.subscriptions set first_invoice_id = '9998' where id = 'S3'",
+      "update {raw}.event_attendees set invoice_id = '9997' where id = 'AT3'"],
+     ["relationships_stg_platform__fiscal_documents_sale_id", "relationships_stg_platform__subscriptions_first_invoice_id",
+      "relationships_stg_platform__event_attendees_invoice_id"]),
     ("a paid sale without a payment time", ["update {raw}.sales set paid_at = null where id = '1002'"],
      ["assert_paid_sales_have_paid_at"]),
     ("a fee in another currency than the sale", ["update {raw}.sales set fee__currency = 'USD' where id = '1001'"],
@@ -308,7 +321,7 @@ def test_broken_input_fails_its_check(broken: tuple[ModelsResult, ModelsResult],
                                       expected: list[str]) -> None:
     _, test = broken
     assert not test.success
-    failed = {node.unique_id.split(".")[2] for node in test.failed}
+    failed = {node.unique_id.split(".")[2] for node in test.nodes if node.status in ("fail", "warn")}
     for name in expected:
         matches = [f for f in failed if f.startswith(name)]
         assert matches, f"{breakage}: no failing test named {name}*; failed: {sorted(failed)}"
@@ -318,8 +331,10 @@ def test_broken_input_fails_nothing_unexpected(broken: tuple[ModelsResult, Model
     """Every test that failed is one a breakage aims at (or follows from one): no check is flaky."""
     _, test = broken
     expected = [name for _, _, names in BREAKAGES for name in names]
-    failed = {node.unique_id.split(".")[2] for node in test.failed}
+    failed = {node.unique_id.split(".")[2] for node in test.nodes if node.status in ("fail", "warn")}
     unexpected = [f for f in failed if not any(f.startswith(name) for name in expected)]
+    warned = {node.unique_id.split(".")[2] for node in test.nodes if node.status == "warn"}
+    assert all(name.startswith("relationships_stg_platform__") for name in warned), warned
     assert unexpected == []
 
 
