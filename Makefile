@@ -40,8 +40,8 @@ test: lint typecheck sqllint unit  ## lint, type checks, SQL lint and the whole 
 bench: install
 	$(BIN)/python -m bench
 
-cassettes: install  ## re-record the vcrpy cassettes (BASE_URL=... to record against another API)
-	$(BIN)/python -m tests.source.record_cassettes $(if $(BASE_URL),--base-url $(BASE_URL),)
+cassettes: install  ## re-record the vcrpy cassettes against a freshly started sandbox
+	PLATFORM_SYNC_RECORD=1 $(BIN)/pytest -q -p no:randomly tests/source/test_client_cassettes.py
 
 clean:
 	rm -rf $(VENV) platform_sync.duckdb dbt_models/target dbt_models/logs
