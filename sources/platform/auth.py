@@ -165,9 +165,9 @@ def _section(document: tomlkit.TOMLDocument, path: Path) -> MutableMapping[str, 
 def store_token(secrets_path: Path, grant: TokenGrant) -> None:
     """Write `access_token` and `granted_scopes` under `[sources.platform]` of a dlt secrets file.
 
-    Everything else in the file (other keys, comments, layout) is kept. A missing file is created with
-    mode 0600; an existing one keeps its mode. The file is replaced atomically, so an interrupted write
-    never leaves a half-written secrets file.
+    Everything else in the file (other keys, comments, layout) is kept. The file is written with mode 0600
+    (only its owner may read a token), and replaced atomically, so an interrupted write never leaves a
+    half-written secrets file.
     """
     secrets_path = Path(secrets_path)
     existed = secrets_path.exists()
@@ -177,7 +177,7 @@ def store_token(secrets_path: Path, grant: TokenGrant) -> None:
     scopes = tomlkit.array()
     scopes.extend(sorted(grant.scopes))
     section["granted_scopes"] = scopes
-    mode = secrets_path.stat().st_mode & 0o777 if existed else 0o600
+    mode = 0o600
     secrets_path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=".secrets.", suffix=".toml", dir=secrets_path.parent)
     try:

@@ -103,3 +103,32 @@ def test_token_never_printed(tmp_path):
         assert result.returncode in (1, 3)
         assert "platform-sync auth" in result.stdout + result.stderr
         assert token not in result.stdout + result.stderr
+
+
+def test_auth_exchanges_a_code_and_the_next_sync_uses_the_stored_token(tmp_path):
+    with running_sandbox(seed=2, scale=50, time_scale=600) as sandbox:
+        scopes = ["store_products_read", "webhook_read"]
+        code = sandbox.authorize(scopes)
+        env = cli_env(tmp_path, {"auth_url": sandbox.auth_url, "base_url": sandbox.base_url})
+        env["SOURCES__PLATFORM__CLIENT_ID"] = "sandbox-demo"
+        env["SOURCES__PLATFORM__CLIENT_SECRET"] = "sandbox-demo-secret"
+        (tmp_path / ".dlt").mkdir()
+        secrets = tmp_path / ".dlt" / "secrets.toml"
+        secrets.write_text("# my secrets\n[sources.platform]\nclient_id = \"sandbox-demo\"\n")
+
+        result = run_cli(["auth", "--code", code], env, tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        text = secrets.read_text()
+        assert "# my secrets" in text and "access_token" in text and "store_products_read" in text
+        assert oct(secrets.stat().st_mode & 0o777) == "0o600"
+
+        again = run_cli(["auth", "--code", code], env, tmp_path)
+        assert again.returncode == 1 and "already used" in again.stderr
+
+        # the stored scopes let the pipeline skip what the token cannot read, without asking the API
+        sandbox.reset_stats()
+        synced = run_cli(["sync", "--no-progress", "--resources", "products,transfers"], env, tmp_path)
+        assert synced.returncode == 3, synced.stdout + synced.stderr
+        assert "SKIPPED transfers" in synced.stdout
+        assert "list_transfers" not in sandbox.stats()["operations"]
+        assert query(warehouse(tmp_path), "select count(*) from products")[0][0] > 0

@@ -193,7 +193,7 @@ def test_store_token_keeps_other_content_and_comments_and_mode(tmp_path):
         f'access_token = "{ACCESS}"\n',
         f'access_token = "{ACCESS}"\ngranted_scopes = ["events_read", "store_sales_read"]\n',
     )
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # a file holding a token is tightened to owner-only
     # round trip: storing again changes nothing
     store_token(path, GRANT)
     assert path.read_text() == text
