@@ -78,7 +78,7 @@ def dbt_environment(pipeline: dlt.Pipeline, workdir: Path) -> tuple[Path, dict[s
     """The profiles directory and the environment variables that point dbt at the pipeline's data."""
     destination = pipeline.destination.destination_type.rsplit(".", 1)[-1] if pipeline.destination else None
     env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name}
-    credentials: Any = pipeline.destination_client().config.credentials  # type: ignore[attr-defined]
+    credentials: Any = pipeline.destination_client().config.credentials
     if destination == "duckdb":
         database = credentials.database
         if not database or database == ":memory:":
@@ -127,17 +127,23 @@ def run_models(
         profiles_dir, env_vars = dbt_environment(pipeline, workdir)
         target = Path(target_path) if target_path else DBT_PROJECT_DIR / "target"
         args = [
-            sys.executable, "-m", "dbt.cli.main", *command.split(),
-            "--project-dir", str(DBT_PROJECT_DIR),
-            "--profiles-dir", str(profiles_dir),
-            "--target-path", str(target),
+            sys.executable,
+            "-m",
+            "dbt.cli.main",
+            *command.split(),
+            "--project-dir",
+            str(DBT_PROJECT_DIR),
+            "--profiles-dir",
+            str(profiles_dir),
+            "--target-path",
+            str(target),
         ]
         if select:
             args += ["--select", select]
         args += list(extra_args)
         env = {**os.environ, **env_vars, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         env.setdefault("DBT_LOG_PATH", str(workdir / "logs"))
-        process = subprocess.Popen(  # noqa: S603 - our own interpreter with fixed arguments
+        process = subprocess.Popen(
             args, cwd=DBT_PROJECT_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         lines = []
@@ -161,9 +167,7 @@ def _node_results(path: Path) -> list[NodeResult]:
     if not path.exists():
         return []
     results = json.loads(path.read_text()).get("results", [])
-    return [
-        NodeResult(r["unique_id"], r["status"], r.get("message"), r.get("failures")) for r in results
-    ]
+    return [NodeResult(r["unique_id"], r["status"], r.get("message"), r.get("failures")) for r in results]
 
 
 # ------------------------------------------------------------------------------------------- headlines

@@ -77,10 +77,22 @@ def _sale(sale_id: str, **overrides: Any) -> dict[str, Any]:
         "createdAt": ts("2026-03-05T09:00:00"),
         "updatedAt": ts("2026-03-05T10:00:00"),
         "payment": {"method": "creditCard", "detail": "visaCreditCard", "link": None},
-        "product": {"id": "P1", "name": "Course One", "type": "digital", "billingType": "single", "sku": None},
+        "product": {
+            "id": "P1",
+            "name": "Course One",
+            "type": "digital",
+            "billingType": "single",
+            "sku": None,
+        },
         "refund": None,
         "affiliate": None,
-        "recipient": {"id": "R1", "name": "Producer", "email": "p@example.com", "document": "1", "phone": "1"},
+        "recipient": {
+            "id": "R1",
+            "name": "Producer",
+            "email": "p@example.com",
+            "document": "1",
+            "phone": "1",
+        },
         "buyer": {
             "id": "B1",
             "name": "Ana",
@@ -241,8 +253,16 @@ def records() -> dict[str, list[dict[str, Any]]]:
         "permission": {"canManageAffiliates": True, "canRefund": False, "canViewCustomerData": True},
     }
     product_partners = [
-        {**partner, "commission": {"type": "percentage", "value": 10.0, "onlyByAffiliate": False}, "productId": "P1"},
-        {**partner, "commission": {"type": "value", "value": 5.0, "onlyByAffiliate": True}, "productId": "P2"},
+        {
+            **partner,
+            "commission": {"type": "percentage", "value": 10.0, "onlyByAffiliate": False},
+            "productId": "P1",
+        },
+        {
+            **partner,
+            "commission": {"type": "value", "value": 5.0, "onlyByAffiliate": True},
+            "productId": "P2",
+        },
     ]
     affiliation = {
         "requestedAt": ts("2026-01-01T00:00:00"),
@@ -250,25 +270,64 @@ def records() -> dict[str, list[dict[str, Any]]]:
         "createdAt": ts("2026-01-01T00:00:00"),
     }
     affiliations = [
-        {**affiliation, "id": "AF1", "status": "approved", "approvedAt": ts("2026-01-02T00:00:00"),
-         "product": {"id": "P1", "name": "Course One"}, "customer": {"id": "A1", "name": "Aff One"}},
-        {**affiliation, "id": "AF2", "status": "pending", "approvedAt": None,
-         "product": {"id": "P1", "name": "Course One"}, "customer": {"id": "A2", "name": "Aff Two"}},
-        {**affiliation, "id": "AF3", "status": "canceled", "approvedAt": None,
-         "product": {"id": "P2", "name": "Book"}, "customer": {"id": "A1", "name": "Aff One"}},
+        {
+            **affiliation,
+            "id": "AF1",
+            "status": "approved",
+            "approvedAt": ts("2026-01-02T00:00:00"),
+            "product": {"id": "P1", "name": "Course One"},
+            "customer": {"id": "A1", "name": "Aff One"},
+        },
+        {
+            **affiliation,
+            "id": "AF2",
+            "status": "pending",
+            "approvedAt": None,
+            "product": {"id": "P1", "name": "Course One"},
+            "customer": {"id": "A2", "name": "Aff Two"},
+        },
+        {
+            **affiliation,
+            "id": "AF3",
+            "status": "canceled",
+            "approvedAt": None,
+            "product": {"id": "P2", "name": "Book"},
+            "customer": {"id": "A1", "name": "Aff One"},
+        },
     ]
     bank = {"type": "checkingAccount", "bankCode": "001", "agency": "1234", "account": "5678-9"}
     transfers = [
         # date-only dates arrive as midnight UTC
-        {"id": "T1", "value": money("100.00"), "requestedAt": ts("2026-04-10T00:00:00"),
-         "completedAt": ts("2026-04-11T15:00:00"), "createdAt": ts("2026-04-10T08:00:00"),
-         "status": "confirmed", "details": "ok", "bankAccount": bank},
-        {"id": "T2", "value": money("50.00"), "requestedAt": ts("2026-05-20T00:00:00"), "completedAt": None,
-         "createdAt": ts("2026-05-20T08:00:00"), "status": "pending", "details": None,
-         "bankAccount": {**bank, "type": None}},
-        {"id": "T3", "value": money("20.00"), "requestedAt": ts("2026-05-01T00:00:00"),
-         "completedAt": ts("2026-05-02T00:00:00"), "createdAt": ts("2026-05-01T08:00:00"),
-         "status": "confirmed", "details": None, "bankAccount": bank},
+        {
+            "id": "T1",
+            "value": money("100.00"),
+            "requestedAt": ts("2026-04-10T00:00:00"),
+            "completedAt": ts("2026-04-11T15:00:00"),
+            "createdAt": ts("2026-04-10T08:00:00"),
+            "status": "confirmed",
+            "details": "ok",
+            "bankAccount": bank,
+        },
+        {
+            "id": "T2",
+            "value": money("50.00"),
+            "requestedAt": ts("2026-05-20T00:00:00"),
+            "completedAt": None,
+            "createdAt": ts("2026-05-20T08:00:00"),
+            "status": "pending",
+            "details": None,
+            "bankAccount": {**bank, "type": None},
+        },
+        {
+            "id": "T3",
+            "value": money("20.00"),
+            "requestedAt": ts("2026-05-01T00:00:00"),
+            "completedAt": ts("2026-05-02T00:00:00"),
+            "createdAt": ts("2026-05-01T08:00:00"),
+            "status": "confirmed",
+            "details": None,
+            "bankAccount": bank,
+        },
     ]
     subscriptions = [
         # S1: 30.00 every month since March, active: MRR 30.00 in March, April and May
@@ -320,9 +379,19 @@ def records() -> dict[str, list[dict[str, Any]]]:
         _sale(
             "1001",
             affiliate={"id": "A1", "name": "Aff One"},
-            affiliates=[{"id": "A1", "name": "Aff One", "email": "a1@example.com", "netGain": money("10.00")}],
-            partners=[{"id": "PA1", "name": "Partner", "email": "partner@example.com", "netGain": money("5.00")}],
-            utm={"source": "newsletter", "campaign": "launch", "medium": "email", "content": "a", "term": "t"},
+            affiliates=[
+                {"id": "A1", "name": "Aff One", "email": "a1@example.com", "netGain": money("10.00")}
+            ],
+            partners=[
+                {"id": "PA1", "name": "Partner", "email": "partner@example.com", "netGain": money("5.00")}
+            ],
+            utm={
+                "source": "newsletter",
+                "campaign": "launch",
+                "medium": "email",
+                "content": "a",
+                "term": "t",
+            },
             tracker="t1",
             tracker2="t2",
             tracker3="t3",
@@ -366,9 +435,15 @@ def records() -> dict[str, list[dict[str, Any]]]:
             updatedAt=ts("2026-04-10T10:00:00"),
             payment={"method": "pix", "detail": "pix", "link": "https://pix"},
             product={"id": "P2", "name": "Book", "type": "physical", "billingType": "single", "sku": "BK-1"},
-            buyer={**_sale("x")["buyer"], "id": "B2", "name": "Bruno", "email": "bruno@example.com",
-                   "phone2": "2", "phone3": "3",
-                   "address": {**_sale("x")["buyer"]["address"], "number": "10", "complement": "ap 1"}},
+            buyer={
+                **_sale("x")["buyer"],
+                "id": "B2",
+                "name": "Bruno",
+                "email": "bruno@example.com",
+                "phone2": "2",
+                "phone3": "3",
+                "address": {**_sale("x")["buyer"]["address"], "number": "10", "complement": "ap 1"},
+            },
             refund={
                 "type": "common",
                 "value": money("200.00"),
@@ -434,8 +509,15 @@ def records() -> dict[str, list[dict[str, Any]]]:
             buyer={**_sale("x")["buyer"], "id": "B3", "name": "Carla", "email": "carla@example.com"},
         ),
     ]
-    address = {"street": "R", "number": "1", "complement": "c", "district": "d", "zipCode": "0", "city": "C",
-               "uf": "SP"}
+    address = {
+        "street": "R",
+        "number": "1",
+        "complement": "c",
+        "district": "d",
+        "zipCode": "0",
+        "city": "C",
+        "uf": "SP",
+    }
     fiscal_documents = [
         {
             "document": {
@@ -453,16 +535,49 @@ def records() -> dict[str, list[dict[str, Any]]]:
                     "operationIndicator": {"code": "3", "description": "d"},
                 },
             },
-            "source": {"taxType": "PJ", "companyName": "Producer", "document": "1", "ie": "i", "im": "m",
-                       "email": "p@example.com", "tel": "1", "tel2": "2", "cell": "3", "address": address},
-            "destination": {"companyName": "Ana", "taxType": "PF", "taxId": "111", "ie": "i", "im": "m",
-                            "email": "ana@example.com", "tel": "1", "tel2": "2", "cell": "3",
-                            "address": {**address, "countryForeign": "x", "country": "BR"}},
+            "source": {
+                "taxType": "PJ",
+                "companyName": "Producer",
+                "document": "1",
+                "ie": "i",
+                "im": "m",
+                "email": "p@example.com",
+                "tel": "1",
+                "tel2": "2",
+                "cell": "3",
+                "address": address,
+            },
+            "destination": {
+                "companyName": "Ana",
+                "taxType": "PF",
+                "taxId": "111",
+                "ie": "i",
+                "im": "m",
+                "email": "ana@example.com",
+                "tel": "1",
+                "tel2": "2",
+                "cell": "3",
+                "address": {**address, "countryForeign": "x", "country": "BR"},
+            },
             "sale": {"id": sale_id, "paymentDate": ts(f"2026-0{month}-05T10:00:00"), "total": money(value)},
-            "client": {"id": "B1", "name": "Ana", "document": "111", "email": "ana@example.com", "cellphone": "1",
-                       "telephone": "2", "telephone2": "3",
-                       "address": {"zipCode": "0", "street": "R", "number": "1", "complement": "c",
-                                   "neighborhood": "n", "city": "C", "state": "SP"}},
+            "client": {
+                "id": "B1",
+                "name": "Ana",
+                "document": "111",
+                "email": "ana@example.com",
+                "cellphone": "1",
+                "telephone": "2",
+                "telephone2": "3",
+                "address": {
+                    "zipCode": "0",
+                    "street": "R",
+                    "number": "1",
+                    "complement": "c",
+                    "neighborhood": "n",
+                    "city": "C",
+                    "state": "SP",
+                },
+            },
             "product": {"id": "P1", "title": "Course One"},
             "generatedByNewSystem": True,
         }
@@ -472,11 +587,24 @@ def records() -> dict[str, list[dict[str, Any]]]:
             (3, "pending", "100.00", 4, "1004"),
         ]
     ]
-    lot = {"isActive": True, "startSaleAt": ts("2026-04-01T00:00:00"), "endSaleAt": ts("2026-06-01T00:00:00"),
-           "createdAt": ts("2026-04-01T00:00:00"), "modifiedAt": ts("2026-04-01T00:00:00"),
-           "platformProductId": 77}
-    ticket = {"isPaid": True, "showOnPage": True, "buyLimit": False, "isUnlimited": False, "isActive": True,
-              "buyMinimum": 1, "createdAt": ts("2026-04-01T00:00:00"), "modifiedAt": ts("2026-04-01T00:00:00")}
+    lot = {
+        "isActive": True,
+        "startSaleAt": ts("2026-04-01T00:00:00"),
+        "endSaleAt": ts("2026-06-01T00:00:00"),
+        "createdAt": ts("2026-04-01T00:00:00"),
+        "modifiedAt": ts("2026-04-01T00:00:00"),
+        "platformProductId": 77,
+    }
+    ticket = {
+        "isPaid": True,
+        "showOnPage": True,
+        "buyLimit": False,
+        "isUnlimited": False,
+        "isActive": True,
+        "buyMinimum": 1,
+        "createdAt": ts("2026-04-01T00:00:00"),
+        "modifiedAt": ts("2026-04-01T00:00:00"),
+    }
     events = [
         {
             "id": "E1",
@@ -497,18 +625,55 @@ def records() -> dict[str, list[dict[str, Any]]]:
             "createdAt": ts("2026-04-01T00:00:00"),
             "modifiedAt": ts("2026-04-01T00:00:00"),
             "tickets": [
-                {**ticket, "id": "TK1", "eventId": "E1", "name": "General", "lots": [
-                    {**lot, "id": "L1", "ticketId": "TK1", "name": "First", "quantity": 10, "value": 50.0},
-                    {**lot, "id": "L2", "ticketId": "TK1", "name": "Second", "quantity": 20, "value": 70.0,
-                     "isActive": False},
-                ]},
-                {**ticket, "id": "TK2", "eventId": "E1", "name": "VIP", "isUnlimited": True, "lots": [
-                    {**lot, "id": "L3", "ticketId": "TK2", "name": "VIP", "quantity": 5, "value": 150.0},
-                ]},
+                {
+                    **ticket,
+                    "id": "TK1",
+                    "eventId": "E1",
+                    "name": "General",
+                    "lots": [
+                        {
+                            **lot,
+                            "id": "L1",
+                            "ticketId": "TK1",
+                            "name": "First",
+                            "quantity": 10,
+                            "value": 50.0,
+                        },
+                        {
+                            **lot,
+                            "id": "L2",
+                            "ticketId": "TK1",
+                            "name": "Second",
+                            "quantity": 20,
+                            "value": 70.0,
+                            "isActive": False,
+                        },
+                    ],
+                },
+                {
+                    **ticket,
+                    "id": "TK2",
+                    "eventId": "E1",
+                    "name": "VIP",
+                    "isUnlimited": True,
+                    "lots": [
+                        {**lot, "id": "L3", "ticketId": "TK2", "name": "VIP", "quantity": 5, "value": 150.0},
+                    ],
+                },
             ],
-            "address": {"place": "Hall", "country": "BR", "state": "SP", "city": "Sao Paulo", "district": "Centro",
-                        "street": "Rua B", "complement": "", "number": "5", "zip": "01000-000",
-                        "mapUrl": "https://map", "geolocation": {"latitude": -23.5, "longitude": -46.6}},
+            "address": {
+                "place": "Hall",
+                "country": "BR",
+                "state": "SP",
+                "city": "Sao Paulo",
+                "district": "Centro",
+                "street": "Rua B",
+                "complement": "",
+                "number": "5",
+                "zip": "01000-000",
+                "mapUrl": "https://map",
+                "geolocation": {"latitude": -23.5, "longitude": -46.6},
+            },
         }
     ]
     attendee = {
@@ -534,73 +699,180 @@ def records() -> dict[str, list[dict[str, Any]]]:
         "tags": [],
     }
     event_attendees = [
-        {**attendee, "id": "AT1", "name": "Ana", "email": "ana@example.com", "status": "confirmed",
-         "ticketId": "TK1", "checkinDate": ts("2026-06-10T19:05:00"), "invoiceCreatedAt": "2026-04-02 10:00:00",
-         "invoicePaidAt": "2026-04-02T10:05:00.000Z", "invoiceAmount": 50.0, "tags": ["vip", "early"]},
-        {**attendee, "id": "AT2", "name": "Bruno", "email": "bruno@example.com", "status": "presence_confirmed",
-         "ticketId": "TK1", "checkinDate": None, "invoiceCreatedAt": "2026-04-03T10:00:00.000Z",
-         "invoicePaidAt": "2026-04-03 10:05:00", "invoiceAmount": 50.0, "manuallyCreated": True},
-        {**attendee, "id": "AT3", "name": "Carla", "email": "carla@example.com", "status": "refunded",
-         "ticketId": "TK2", "checkinDate": None, "invoiceCreatedAt": "2026-04-04 10:00:00",
-         "invoicePaidAt": "not a date", "invoiceAmount": 150.0, "documentType": "passport"},
+        {
+            **attendee,
+            "id": "AT1",
+            "name": "Ana",
+            "email": "ana@example.com",
+            "status": "confirmed",
+            "ticketId": "TK1",
+            "checkinDate": ts("2026-06-10T19:05:00"),
+            "invoiceCreatedAt": "2026-04-02 10:00:00",
+            "invoicePaidAt": "2026-04-02T10:05:00.000Z",
+            "invoiceAmount": 50.0,
+            "tags": ["vip", "early"],
+        },
+        {
+            **attendee,
+            "id": "AT2",
+            "name": "Bruno",
+            "email": "bruno@example.com",
+            "status": "presence_confirmed",
+            "ticketId": "TK1",
+            "checkinDate": None,
+            "invoiceCreatedAt": "2026-04-03T10:00:00.000Z",
+            "invoicePaidAt": "2026-04-03 10:05:00",
+            "invoiceAmount": 50.0,
+            "manuallyCreated": True,
+        },
+        {
+            **attendee,
+            "id": "AT3",
+            "name": "Carla",
+            "email": "carla@example.com",
+            "status": "refunded",
+            "ticketId": "TK2",
+            "checkinDate": None,
+            "invoiceCreatedAt": "2026-04-04 10:00:00",
+            "invoicePaidAt": "not a date",
+            "invoiceAmount": 150.0,
+            "documentType": "passport",
+        },
     ]
     enrollments = [
-        {"createdAt": "2026-03-05T09:00:00.000Z", "certificateUrl": "https://cert", "progress": 100.0,
-         "course": {"name": "Course One"}, "teamSlug": "school", "studentSlug": "ana"},
-        {"createdAt": "2026-04-01 09:00:00", "certificateUrl": None, "progress": 12.5,
-         "course": {"name": "Course Two"}, "teamSlug": "school", "studentSlug": "ana"},
+        {
+            "createdAt": "2026-03-05T09:00:00.000Z",
+            "certificateUrl": "https://cert",
+            "progress": 100.0,
+            "course": {"name": "Course One"},
+            "teamSlug": "school",
+            "studentSlug": "ana",
+        },
+        {
+            "createdAt": "2026-04-01 09:00:00",
+            "certificateUrl": None,
+            "progress": 12.5,
+            "course": {"name": "Course Two"},
+            "teamSlug": "school",
+            "studentSlug": "ana",
+        },
     ]
     deliveries = [
-        {"id": 7, "name": "Members", "platform": "platform", "platformProductId": "P1", "platformOfferId": "O1",
-         "isActive": True, "isSubscription": True, "autoRemoveAccess": True, "tags": ["members"],
-         "endsAfter": 365, "teamSlug": "school"},
+        {
+            "id": 7,
+            "name": "Members",
+            "platform": "platform",
+            "platformProductId": "P1",
+            "platformOfferId": "O1",
+            "isActive": True,
+            "isSubscription": True,
+            "autoRemoveAccess": True,
+            "tags": ["members"],
+            "endsAfter": 365,
+            "teamSlug": "school",
+        },
     ]
     community_top_posts = []
     community_commenters = []
     for snapshot, likes in [(ts("2026-05-30T06:00:00"), 3), (ts("2026-05-31T06:00:00"), 4)]:
         for post_id, comments in [(11, 5), (12, 9)]:
             community_top_posts.append(
-                {"id": post_id, "title": f"Post {post_id}", "createdAt": ts("2026-05-01T00:00:00"),
-                 "updatedAt": ts("2026-05-02T00:00:00"), "totalComments": comments, "totalLikes": likes,
-                 "member": {"id": 21, "email": "m@example.com"}, "space": {"id": 31, "name": "General"},
-                 "tags": ["news"], "communityId": 1, "days": 30, "snapshotAt": snapshot})
+                {
+                    "id": post_id,
+                    "title": f"Post {post_id}",
+                    "createdAt": ts("2026-05-01T00:00:00"),
+                    "updatedAt": ts("2026-05-02T00:00:00"),
+                    "totalComments": comments,
+                    "totalLikes": likes,
+                    "member": {"id": 21, "email": "m@example.com"},
+                    "space": {"id": 31, "name": "General"},
+                    "tags": ["news"],
+                    "communityId": 1,
+                    "days": 30,
+                    "snapshotAt": snapshot,
+                }
+            )
         community_commenters.append(
-            {"id": 21, "name": "Member", "email": "m@example.com",
-             "posts": [{"id": 11, "title": "Post 11"}, {"id": 12, "title": "Post 12"}],
-             "communityId": 1, "days": 30, "snapshotAt": snapshot})
-    comment = {"isRead": True, "isFavorite": False, "isFixed": False, "isAnswered": True,
-               "createdAt": ts("2026-05-01T00:00:00"), "type": "text", "author": "Ana", "lessonId": 501}
+            {
+                "id": 21,
+                "name": "Member",
+                "email": "m@example.com",
+                "posts": [{"id": 11, "title": "Post 11"}, {"id": 12, "title": "Post 12"}],
+                "communityId": 1,
+                "days": 30,
+                "snapshotAt": snapshot,
+            }
+        )
+    comment = {
+        "isRead": True,
+        "isFavorite": False,
+        "isFixed": False,
+        "isAnswered": True,
+        "createdAt": ts("2026-05-01T00:00:00"),
+        "type": "text",
+        "author": "Ana",
+        "lessonId": 501,
+    }
     lesson_comments = [
         {**comment, "id": 1, "text": "Great", "status": "approved"},
-        {**comment, "id": 2, "text": "Hmm", "status": "inModeration", "isRead": False, "isAnswered": False,
-         "isFavorite": True},
-        {**comment, "id": 3, "text": "<p>Spam</p>", "status": "rejected", "type": "html", "isFixed": True,
-         "lessonId": 502},
+        {
+            **comment,
+            "id": 2,
+            "text": "Hmm",
+            "status": "inModeration",
+            "isRead": False,
+            "isAnswered": False,
+            "isFavorite": True,
+        },
+        {
+            **comment,
+            "id": 3,
+            "text": "<p>Spam</p>",
+            "status": "rejected",
+            "type": "html",
+            "isFixed": True,
+            "lessonId": 502,
+        },
     ]
     webhook_origins = [
-        {"id": "O1", "name": "Store", "prefix": "store", "events": [
-            {"name": "store.invoice_paid", "metadata": ["producerId", "email"], "description": "Invoice paid"},
-            {"name": "store.invoice_refunded", "metadata": ["producerId"], "description": "Invoice refunded"},
-        ]},
+        {
+            "id": "O1",
+            "name": "Store",
+            "prefix": "store",
+            "events": [
+                {
+                    "name": "store.invoice_paid",
+                    "metadata": ["producerId", "email"],
+                    "description": "Invoice paid",
+                },
+                {
+                    "name": "store.invoice_refunded",
+                    "metadata": ["producerId"],
+                    "description": "Invoice refunded",
+                },
+            ],
+        },
     ]
-    return copy.deepcopy({
-        "products": products,
-        "product_campaigns": product_campaigns,
-        "product_partners": product_partners,
-        "affiliations": affiliations,
-        "transfers": transfers,
-        "subscriptions": subscriptions,
-        "sales": sales,
-        "fiscal_documents": fiscal_documents,
-        "events": events,
-        "event_attendees": event_attendees,
-        "enrollments": enrollments,
-        "deliveries": deliveries,
-        "community_top_posts": community_top_posts,
-        "community_commenters": community_commenters,
-        "lesson_comments": lesson_comments,
-        "webhook_origins": webhook_origins,
-    })
+    return copy.deepcopy(
+        {
+            "products": products,
+            "product_campaigns": product_campaigns,
+            "product_partners": product_partners,
+            "affiliations": affiliations,
+            "transfers": transfers,
+            "subscriptions": subscriptions,
+            "sales": sales,
+            "fiscal_documents": fiscal_documents,
+            "events": events,
+            "event_attendees": event_attendees,
+            "enrollments": enrollments,
+            "deliveries": deliveries,
+            "community_top_posts": community_top_posts,
+            "community_commenters": community_commenters,
+            "lesson_comments": lesson_comments,
+            "webhook_origins": webhook_origins,
+        }
+    )
 
 
 # --------------------------------------------------------------------------------------------- flattening
@@ -650,8 +922,16 @@ class _Flattener:
             t["columns"].setdefault(column, None)
         t["rows"].append(row)
 
-    def _fill(self, root: str, table: str, obj: dict[str, Any], row: dict[str, Any], prefix: str,
-              root_id: str, row_id: str) -> None:
+    def _fill(
+        self,
+        root: str,
+        table: str,
+        obj: dict[str, Any],
+        row: dict[str, Any],
+        prefix: str,
+        root_id: str,
+        row_id: str,
+    ) -> None:
         for key, value in obj.items():
             column = prefix + _naming.normalize_identifier(key)
             if (root, key) in JSON_FIELDS:
@@ -663,8 +943,12 @@ class _Flattener:
                 self._table(child)
                 for index, item in enumerate(value):
                     child_id = self._new_id()
-                    child_row = {"_dlt_id": child_id, "_dlt_parent_id": row_id, "_dlt_list_idx": index,
-                                 "_dlt_root_id": root_id}
+                    child_row = {
+                        "_dlt_id": child_id,
+                        "_dlt_parent_id": row_id,
+                        "_dlt_list_idx": index,
+                        "_dlt_root_id": root_id,
+                    }
                     if isinstance(item, dict):
                         self._fill(root, child, item, child_row, "", root_id, child_id)
                     else:
@@ -713,7 +997,9 @@ def create_raw(
                 continue
             columns = table["columns"]
             # a null object (`refund: null`) leaves a null column named like the object: dlt creates none
-            objects = {c for c, t in columns.items() if t is None and any(o.startswith(c + "__") for o in columns)}
+            objects = {
+                c for c, t in columns.items() if t is None and any(o.startswith(c + "__") for o in columns)
+            }
             dropped = objects | skip_columns.get(name, set())
             columns = {c: t for c, t in columns.items() if c not in dropped}
             untyped = [c for c, t in columns.items() if t is None]
@@ -728,10 +1014,14 @@ def create_raw(
                 f'insert into {schema}."{name}" ({quoted}) values ({placeholders})',
                 [[_param(row.get(c)) for c in names] for row in table["rows"]],
             )
-        con.execute(f"create table {schema}._dlt_loads (load_id varchar, schema_name varchar, status bigint, "
-                    "inserted_at timestamptz, schema_version_hash varchar)")
-        con.execute(f"insert into {schema}._dlt_loads values (?, 'platform', 0, ?, 'h')",
-                    [LOAD_ID, ts("2026-05-28T20:27:00")])
+        con.execute(
+            f"create table {schema}._dlt_loads (load_id varchar, schema_name varchar, status bigint, "
+            "inserted_at timestamptz, schema_version_hash varchar)"
+        )
+        con.execute(
+            f"insert into {schema}._dlt_loads values (?, 'platform', 0, ?, 'h')",
+            [LOAD_ID, ts("2026-05-28T20:27:00")],
+        )
         for statement in statements:
             con.execute(statement.format(raw=schema))
     finally:
