@@ -1,6 +1,6 @@
 """Run the dbt project `dbt_models/` against the pipeline's own destination, and read headline figures.
 
-dbt runs in a subprocess of the current interpreter (`python -m dbt.cli.main`), so it sees the same
+dbt runs in a subprocess of the current interpreter (dbt's own entry point), so it sees the same
 virtualenv and never shares a DuckDB handle with dlt. The profile comes from the pipeline:
 
 - DuckDB: the committed profile `dbt_models/profiles/profiles.yml`, with `PLATFORM_SYNC_DUCKDB_PATH` set to
@@ -104,9 +104,14 @@ def dbt_environment(pipeline: dlt.Pipeline, workdir: Path) -> tuple[Path, dict[s
             }
         }
         env["PLATFORM_SYNC_PG_PASSWORD"] = str(credentials.password or "")
+        env["PGTZ"] = "UTC"  # libpq's session time zone: days and months of the marts are UTC ones
         (workdir / "profiles.yml").write_text(json.dumps(profile, indent=2))  # JSON is YAML
         return workdir, env
     raise ModelsError(f"running the models on the destination {destination!r} is not supported yet")
+
+
+# What the `dbt` console script runs; `python -m dbt.cli.main` would warn about a module imported twice.
+_DBT_ENTRY_POINT = "import sys; from dbt.cli.main import cli; sys.exit(cli())"
 
 
 def run_models(
@@ -128,8 +133,8 @@ def run_models(
         target = Path(target_path) if target_path else DBT_PROJECT_DIR / "target"
         args = [
             sys.executable,
-            "-m",
-            "dbt.cli.main",
+            "-c",
+            _DBT_ENTRY_POINT,
             *command.split(),
             "--project-dir",
             str(DBT_PROJECT_DIR),
