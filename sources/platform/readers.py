@@ -7,6 +7,7 @@ Every reader yields one list of rows per page, so nothing larger than a page is 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -158,12 +159,14 @@ def read_fiscal_documents(ctx: SourceContext) -> Iterator[Rows]:
     stream = STREAMS["fiscal_documents"]
     settings = ctx.settings
     cursor = Cursor(dlt.current.resource_state(), "emission_date")
-    lower = settings.start_date
-    if cursor.value is not None:
-        lower = max(lower, cursor.value - pendulum.duration(days=settings.fiscal_documents_lag_days))
     # The end date is required; a day ahead covers documents stamped by a server clock ahead of ours.
     upper = max(pendulum.now("UTC"), cursor.value or settings.start_date) + pendulum.duration(days=1)
-    for window_start, window_end in date_windows(lower, upper, settings.fiscal_documents_window_days):
+    if cursor.value is None:  # the first run backfills in windows
+        windows = list(date_windows(settings.start_date, upper, settings.fiscal_documents_window_days))
+    else:  # later runs re-scan the lag and whatever came since, in one paged request
+        lag = pendulum.duration(days=settings.fiscal_documents_lag_days)
+        windows = [(max(settings.start_date, cursor.value - lag), upper)]
+    for window_start, window_end in windows:
         params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
         for page in ctx.client.paginate(stream.operation, params=params):
             rows = ctx.parse(stream, page.items)
@@ -263,7 +266,9 @@ def read_sales(ctx: SourceContext) -> Iterator[Rows]:
     selected = set(dlt.current.source().resources.selected)
     ctx.sale_ids.expect(name for name in SALE_REFERENCES if name in selected)
     state = dlt.current.resource_state()
-    ledger = SaleLedger.from_destination(settings.sales_refresh_days)
+    ledger = SaleLedger.from_destination(
+        settings.sales_refresh_days, settings.sales_recheck_hours, time.time()
+    )
     carried = [*state.get("pending", []), *(i for i in settings.sale_ids if i not in ledger.known)]
     if missing := ctx.missing_scopes(stream):
         state["pending"] = sorted({*carried, *drain(ctx.sale_ids, ledger.known)})

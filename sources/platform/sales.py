@@ -83,27 +83,50 @@ class SaleLedger:
     refresh_candidates: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_destination(cls, refresh_days: int) -> SaleLedger:
-        rows = _loaded_sales()
-        ledger = cls(known={row[0] for row in rows})
+    def from_destination(cls, refresh_days: int, recheck_hours: float, now: float) -> SaleLedger:
+        return cls.from_rows(_loaded_sales(), refresh_days, recheck_hours, now)
+
+    @classmethod
+    def from_rows(
+        cls, rows: list[tuple[Any, ...]], refresh_days: int, recheck_hours: float, now: float
+    ) -> SaleLedger:
+        """Rows are (id, status, paid_at, updated_at, _dlt_load_id) of the loaded sales."""
+        ledger = cls(known={str(row[0]) for row in rows})
         newest = max((row[3] for row in rows if row[3] is not None), default=None)
         if newest is None:
             return ledger
         # The refund window is measured back from the newest sale update the API has shown, not from the
         # local clock, so an API whose clock differs from ours (or a simulated one) is handled alike.
         settled_before = newest - timedelta(days=refresh_days)
-        candidates = [row for row in rows if _may_change(row[1], row[2], settled_before)]
+        recheck_before = now - recheck_hours * 3600
+        candidates = [row for row in rows if _may_change(row, settled_before, recheck_before)]
         candidates.sort(key=lambda row: row[4] or "")  # least recently fetched first
-        ledger.refresh_candidates = [row[0] for row in candidates]
+        ledger.refresh_candidates = [str(row[0]) for row in candidates]
         return ledger
 
 
-def _may_change(status: str | None, paid_at: datetime | None, settled_before: datetime) -> bool:
+def _may_change(row: tuple[Any, ...], settled_before: datetime, recheck_before: float) -> bool:
+    """Whether a loaded sale may have changed since it was fetched (in the load `row[4]`).
+
+    Sales still on their way (waiting for payment, processing...) are fetched again on every run. A paid
+    sale can still be refunded during the refund window, but that is rare: it is checked again at most
+    once every `sales_recheck_hours` (the load id is the load's unix time).
+    """
+    _, status, paid_at, _, load_id = row
     if status in FINAL_SALE_STATUSES:
         return False
-    if status == "paid":
-        return paid_at is None or paid_at >= settled_before
-    return True
+    if status != "paid":
+        return True
+    if paid_at is not None and paid_at < settled_before:
+        return False
+    return _load_time(load_id) <= recheck_before
+
+
+def _load_time(load_id: Any) -> float:
+    try:
+        return float(load_id)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _loaded_sales() -> list[tuple[Any, ...]]:

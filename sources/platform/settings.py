@@ -23,6 +23,7 @@ DEFAULT_FISCAL_LAG_DAYS = 15
 DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS = 90
 DEFAULT_SALES_MAX_REQUESTS = 5000
 DEFAULT_SALES_REFRESH_DAYS = 30
+DEFAULT_SALES_RECHECK_HOURS = 24.0
 DEFAULT_SALES_CONCURRENCY = 4
 
 # A sale in one of these states never changes again, so it is never re-fetched.
@@ -53,6 +54,7 @@ class SourceSettings:
     subscriptions_window_days: int = DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS
     sales_max_requests: int = DEFAULT_SALES_MAX_REQUESTS
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS
+    sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
     strict_enums: bool = True
     granted_scopes: frozenset[str] | None = field(default=None)
@@ -110,6 +112,12 @@ def positive(name: str, value: int) -> int:
     if not isinstance(value, int) or value <= 0:
         raise ConfigurationError(f"{name} must be a positive whole number, got {value!r}")
     return value
+
+
+def non_negative(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigurationError(f"{name} must be a number of at least 0, got {value!r}")
+    return float(value)
 
 
 def int_ids(name: str, values: Sequence[Any] | None) -> tuple[int, ...]:

@@ -161,7 +161,7 @@ def test_sales_that_change_status_are_fetched_again(make_pipeline):
     changing = sales_that_change(seed, scale, week)
     assert len(changing) >= 3, "the world should refund or settle some sales within a week"
     with running_sandbox(seed=seed, scale=scale, time_scale=600) as sandbox:
-        options = source_options(sandbox, sandbox.token(), sale_ids=sorted(changing))
+        options = source_options(sandbox, sandbox.token(), sale_ids=sorted(changing), sales_recheck_hours=0)
         pipeline = make_pipeline()
         sync(pipeline, resources=["sales"], source_options=options)
         assert dict(query(pipeline, "select id, status from sales")) == {

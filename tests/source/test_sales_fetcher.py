@@ -125,3 +125,23 @@ def test_ids_arriving_while_fetching_are_all_fetched(concurrency: int) -> None:
     threading.Thread(target=produce).start()
     fetcher = SaleFetcher(client, budget=100, concurrency=concurrency)  # type: ignore[arg-type]
     assert sorted(run(fetcher, queue, SaleLedger(), carried=[]), key=int) == [str(i) for i in range(40)]
+
+
+def test_ledger_refreshes_unsettled_sales_and_rechecks_paid_ones_at_most_once_per_interval() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    newest = datetime(2026, 6, 1, tzinfo=UTC)
+    now = 1_800_000_000.0
+    day = 86400
+    rows = [
+        ("waiting", "waitingPayment", None, newest, str(now - 60)),  # unsettled: every run
+        ("recent-paid-old-check", "paid", newest - timedelta(days=3), newest, str(now - 2 * day)),
+        ("recent-paid-new-check", "paid", newest - timedelta(days=3), newest, str(now - 3600)),
+        ("old-paid", "paid", newest - timedelta(days=40), newest, str(now - 9 * day)),
+        ("refunded", "refunded", newest - timedelta(days=3), newest, str(now - 9 * day)),
+    ]
+    ledger = SaleLedger.from_rows(rows, refresh_days=30, recheck_hours=24, now=now)
+    assert ledger.known == {row[0] for row in rows}
+    assert ledger.refresh_candidates == ["recent-paid-old-check", "waiting"]  # least recently fetched first
+    every_run = SaleLedger.from_rows(rows, refresh_days=30, recheck_hours=0, now=now)
+    assert every_run.refresh_candidates == ["recent-paid-old-check", "recent-paid-new-check", "waiting"]
