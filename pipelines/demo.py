@@ -64,6 +64,7 @@ def _source_options(base_url: str, token: str, scopes: list[str], catalog: dict[
         "granted_scopes": scopes,
         "event_ids": [event["id"] for event in catalog["events"]],
         "community_ids": [community["id"] for community in catalog["communities"]],
+        "course_ids": [course["id"] for course in catalog["courses"]],
         "schools": [
             {
                 "team_slug": s["team_slug"],

@@ -95,18 +95,25 @@ def _scope_message(stream: Stream, missing: list[str]) -> str:
     )
 
 
-def read_all(ctx: SourceContext, stream: Stream, params: Mapping[str, Any] | None = None) -> Iterator[Rows]:
+def read_all(
+    ctx: SourceContext,
+    stream: Stream,
+    params: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Iterator[Rows]:
     """Full scan of a paged list."""
     for page in ctx.client.paginate(stream.operation, params=dict(params or {})):
-        yield ctx.parse(stream, page.items)
+        yield ctx.parse(stream, page.items, extra)
 
 
 def read_lesson_comments(ctx: SourceContext) -> Iterator[Rows]:
+    """All comments, or those of the configured courses (then stamped with their `course_id`, which the
+    API's comment does not carry)."""
     stream = STREAMS["lesson_comments"]
     if not ctx.settings.course_ids:
         yield from read_all(ctx, stream)
     for course_id in ctx.settings.course_ids:
-        yield from read_all(ctx, stream, {"courseId": course_id})
+        yield from read_all(ctx, stream, {"courseId": course_id}, {"course_id": course_id})
 
 
 def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:

@@ -162,6 +162,7 @@ STREAMS: dict[str, Stream] = {
             models.LessonComment,
             ("id",),
             "merge",
+            {"course_id": {"data_type": "bigint", "nullable": True}},
             description="Lesson comments, full scan each run (flags change), merged on id.",
         ),
         Stream(

@@ -41,6 +41,7 @@ def source_options(handle: SandboxHandle, token: str, **overrides: Any) -> dict[
         "start_date": "2020-01-01",
         "event_ids": [e["id"] for e in catalog["events"]],
         "community_ids": [c["id"] for c in catalog["communities"]],
+        "course_ids": [c["id"] for c in catalog["courses"]],
         "schools": [
             {
                 "team_slug": s["team_slug"],
