@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -80,10 +81,18 @@ def _source_options(base_url: str, token: str, scopes: list[str], catalog: dict[
 def _run_models_and_headlines(pipeline: Any) -> int:
     from pipelines.models import headline_figures, run_models
 
-    print("running the dbt models (dbt build) ...")
-    models = run_models(pipeline)
+    print("\nrunning the dbt models (dbt build: staging, intermediate and marts, with their tests) ...")
+    started = time.monotonic()
+    models = run_models(pipeline, echo=False)
+    counts = Counter(node.status for node in models.nodes)
+    print(
+        f"dbt build took {time.monotonic() - started:.1f}s: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    )
     if not models.success:
-        print("dbt build failed; see the output above", file=sys.stderr)
+        print(models.output[-4000:], file=sys.stderr)
+        for node in models.failed:
+            print(f"FAILED {node.unique_id}: {node.message}", file=sys.stderr)
         return 1
     for title, rows in headline_figures(pipeline):
         print(f"\n{title}")
