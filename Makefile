@@ -40,8 +40,9 @@ test: lint typecheck sqllint unit  ## lint, type checks, SQL lint and the whole 
 bench: install
 	$(BIN)/python -m bench
 
-cassettes: install  ## re-record the vcrpy cassettes against a freshly started sandbox
-	PLATFORM_SYNC_RECORD=1 $(BIN)/pytest -q -p no:randomly tests/source/test_client_cassettes.py
+cassettes: install  ## re-record the vcrpy cassettes: against a fresh sandbox, or BASE_URL=... AUTH_URL=...
+	PLATFORM_SYNC_RECORD=1 PLATFORM_SYNC_RECORD_BASE_URL=$(BASE_URL) PLATFORM_SYNC_RECORD_AUTH_URL=$(AUTH_URL) \
+		$(BIN)/pytest -q tests/source/test_client_cassettes.py
 
 clean:
 	rm -rf $(VENV) platform_sync.duckdb dbt_models/target dbt_models/logs

@@ -81,8 +81,7 @@ def session(
         with recorder(CASSETTES, "none").use_cassette(cassette.name):
             yield replay
         return
-    testing = pytest.importorskip("sandbox.testing")
-    with testing.running_sandbox(time_scale=TIME_SCALE, **sandbox_options) as sandbox:
+    with _sandbox_to_record(sandbox_options) as sandbox:
         catalog = sandbox.catalog()
         school = catalog["schools"][0]
         ids = {
@@ -109,6 +108,26 @@ def session(
             yield live
     for client in live.clients:
         client.close()
+
+
+@contextlib.contextmanager
+def _sandbox_to_record(sandbox_options: dict[str, Any]) -> Iterator[Any]:
+    """A sandbox started here, or the one at PLATFORM_SYNC_RECORD_BASE_URL / _AUTH_URL (`make cassettes
+    BASE_URL=... AUTH_URL=...`), started with the options recorded beside the cassette."""
+    testing = pytest.importorskip("sandbox.testing")
+    base_url = os.environ.get("PLATFORM_SYNC_RECORD_BASE_URL")
+    if base_url:
+        handle = testing.SandboxHandle(
+            base_url.rstrip("/"), os.environ["PLATFORM_SYNC_RECORD_AUTH_URL"].rstrip("/")
+        )
+        handle.set_faults(sandbox_options.get("faults"))
+        try:
+            yield handle
+        finally:
+            handle.set_faults(None)
+        return
+    with testing.running_sandbox(time_scale=TIME_SCALE, **sandbox_options) as sandbox:
+        yield sandbox
 
 
 def recorded_authorization_headers(cassette: Path) -> list[str]:
