@@ -10,18 +10,8 @@ from sandbox.app import Call, OperationDef
 from sandbox.errors import validation_error
 from sandbox.params import BodyCheck, Paging
 from sandbox.world.api import Listing, World
+from sandbox.world.finance import FISCAL_STATUSES
 
-FISCAL_STATUSES = (
-    "new",
-    "pending",
-    "waitingDocument",
-    "canceled",
-    "processed",
-    "approved",
-    "fileGenerated",
-    "processing",
-    "deleted",
-)
 # Spec 4.12 lists a 422 for subscription details: the sandbox gives it to ids no record could have.
 _SUBSCRIPTION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
