@@ -2,6 +2,7 @@
 
 Session-scoped sandboxes serve read-only tests (rate limits off so bursts never 429); tests that change
 state (faults, clock, rate limits, stock) start their own, which takes milliseconds with the fake world.
+The world tests (test_world*.py) share the module-scoped `mid` world fixtures.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -19,6 +20,9 @@ sys.path.insert(0, str(Path(__file__).parent))  # `fake_world` whatever pytest's
 from fake_world import FakeWorld
 
 from sandbox.testing import SandboxHandle, running_sandbox
+
+if TYPE_CHECKING:
+    from sandbox.world import SyntheticWorld
 
 OPERATIONS_SCOPES: dict[str, tuple[str, ...]] = {
     "create_cart": ("checkout_cart_write",),
@@ -53,7 +57,7 @@ def synthetic_world_available() -> bool:
 
 def fake_requests() -> dict[str, tuple[str, str, dict[str, Any] | None]]:
     """A successful request of every API operation against the fake world: (method, path, params/body)."""
-    from fake_world import EVENT_ID, TICKET_ID
+    from fake_world import ADD_ATTENDEE, EVENT_ID
 
     return {
         "create_cart": (
@@ -66,20 +70,7 @@ def fake_requests() -> dict[str, tuple[str, str, dict[str, Any] | None]]:
         "sale_details": ("GET", "/store/v1/sales/SALE001", None),
         "event_details": ("GET", f"/events/v1/events/{EVENT_ID}", None),
         "list_attendees": ("GET", f"/events/v1/attendance-list/by-event/{EVENT_ID}", None),
-        "add_attendee": (
-            "POST",
-            "/events/v1/attendance-list/add-manually",
-            {
-                "eventId": EVENT_ID,
-                "ticketId": TICKET_ID,
-                "name": "Ana",
-                "document": "12345678909",
-                "documentType": "cpf",
-                "email": "ana@example.com",
-                "phone": "11999990000",
-                "useStock": False,
-            },
-        ),  # fmt: skip
+        "add_attendee": ("POST", "/events/v1/attendance-list/add-manually", dict(ADD_ATTENDEE)),
         "list_affiliations": ("GET", "/store/v1/affiliates", None),
         "delivery_details": ("GET", "/school/v1/producer/teams/team-a/deliveries/7", None),
         "list_fiscal_documents": (
@@ -173,6 +164,21 @@ def any_api(request: pytest.FixtureRequest) -> Api:
     """The same HTTP-behaviour test against both worlds."""
     api: Api = request.getfixturevalue(f"{request.param}_api")
     return api
+
+
+@pytest.fixture(scope="module")
+def mid() -> SyntheticWorld:
+    """A 2000-sale synthetic world, a fresh one per test module (the filter tests call `advance`)."""
+    from sandbox.world import SyntheticWorld
+
+    return SyntheticWorld(seed=3, scale=2000)
+
+
+@pytest.fixture(scope="module")
+def mid_records(mid: SyntheticWorld) -> dict[str, list[dict]]:
+    from world_checks import collect
+
+    return collect(mid)
 
 
 @pytest.fixture

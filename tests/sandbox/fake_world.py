@@ -17,6 +17,16 @@ EVENT_ID = "6f1c2b1e-0000-4000-8000-000000000001"
 TICKET_ID = "6f1c2b1e-0000-4000-8000-0000000000a1"
 SOLD_OUT_TICKET_ID = "6f1c2b1e-0000-4000-8000-0000000000a2"
 COMMUNITY_ID, EMPTY_COMMUNITY_ID, FOREIGN_COMMUNITY_ID = 11, 12, 99
+ADD_ATTENDEE: dict[str, Any] = {  # a valid add-manually body for this world's event and ticket
+    "eventId": EVENT_ID,
+    "ticketId": TICKET_ID,
+    "name": "Ana",
+    "document": "12345678909",
+    "documentType": "cpf",
+    "email": "ana@example.com",
+    "phone": "11999990000",
+    "useStock": False,
+}
 COUNTS = {
     "products": 37,
     "transfers": 123,

@@ -1,4 +1,4 @@
-"""The spec's part 2 shapes as tables, written from the spec (not from the world's code).
+"""The spec's part 2 shapes and part 3 enums as tables, written from the spec (not from the world's code).
 
 A schema is a JSON type name, `Opt(schema)` (nullable), `Enum(...)`, a dict (an object whose keys must
 all be present; extra keys are allowed) or a one-element list (an array of that schema).
@@ -106,6 +106,19 @@ TRANSFER_STATUSES = Enum(
     "registeringInvoices",
 )
 ATTENDEE_STATUSES = Enum("confirmed", "locked", "presence_confirmed", "paid", "refunded")
+# Part 3 lists these as the fiscal-document *filter* statuses; the record's `document.status` is a string
+# in part 2, so FISCAL_DOCUMENT below does not use this Enum.
+FISCAL_DOCUMENT_STATUSES = Enum(
+    "new",
+    "pending",
+    "waitingDocument",
+    "canceled",
+    "processed",
+    "approved",
+    "fileGenerated",
+    "processing",
+    "deleted",
+)
 PERSON = {"id": S, "name": S, "email": S, "netGain": MONEY}
 
 SALE = {

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 from conftest import Api, assert_error, fake_requests, send
-from fake_world import EMPTY_COMMUNITY_ID, EVENT_ID, FOREIGN_COMMUNITY_ID, SOLD_OUT_TICKET_ID, TICKET_ID
+from fake_world import (
+    ADD_ATTENDEE,
+    EMPTY_COMMUNITY_ID,
+    EVENT_ID,
+    FOREIGN_COMMUNITY_ID,
+    SOLD_OUT_TICKET_ID,
+    TICKET_ID,
+)
 
 SUCCESS = {"create_cart": 201, "add_attendee": 201, "list_webhook_origins": 201}
 
@@ -224,16 +231,7 @@ def test_attendees_of_an_unknown_event_404(fake_api):
     assert_error(fake_api.get("/events/v1/attendance-list/by-event/nope"), 404, "not_found")
 
 
-ATTENDEE = {
-    "eventId": EVENT_ID,
-    "ticketId": TICKET_ID,
-    "name": "Ana",
-    "document": "12345678909",
-    "documentType": "cpf",
-    "email": "ana@example.com",
-    "phone": "11999990000",
-    "useStock": True,
-}
+ATTENDEE = {**ADD_ATTENDEE, "useStock": True}
 
 
 @pytest.mark.parametrize(

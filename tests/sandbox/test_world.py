@@ -36,16 +36,6 @@ def tiny() -> SyntheticWorld:
     return SyntheticWorld(seed=1, scale=50)
 
 
-@pytest.fixture(scope="module")
-def mid() -> SyntheticWorld:
-    return SyntheticWorld(seed=3, scale=2000)
-
-
-@pytest.fixture(scope="module")
-def mid_records(mid: SyntheticWorld) -> dict[str, list[dict]]:
-    return collect(mid)
-
-
 # -- determinism -----------------------------------------------------------------------------------
 def test_same_seed_same_bytes_and_other_seed_differs():
     a, b = SyntheticWorld(seed=7, scale=300), SyntheticWorld(seed=7, scale=300)

@@ -5,19 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from world_checks import ENUMS, collect, full, to_datetime_iso
+from world_checks import ENUMS, full, to_datetime_iso
 
-from sandbox.world import SyntheticWorld, WorldError
-
-
-@pytest.fixture(scope="module")
-def mid() -> SyntheticWorld:
-    return SyntheticWorld(seed=3, scale=2000)
-
-
-@pytest.fixture(scope="module")
-def mid_records(mid: SyntheticWorld) -> dict[str, list[dict]]:
-    return collect(mid)
+from sandbox.world import WorldError
 
 
 # -- filters ----------------------------------------------------------------------------------------
