@@ -43,11 +43,14 @@ def make_pipeline(
     pipelines_dir: str | Path | None = None,
     progress: bool = False,
 ) -> dlt.Pipeline:
-    """The pipeline. With DuckDB and no credentials configured, dlt names the file after the pipeline:
-    `platform_sync.duckdb` in the working folder."""
-    options: dict[str, Any] = {}
-    if pipelines_dir:
-        options["pipelines_dir"] = str(pipelines_dir)
+    """The pipeline, with its working folder (state, schemas, pending packages) in `.dlt/pipelines` of the
+    folder it runs from, next to the data: dlt's default is one folder per user, shared by every checkout,
+    where a second project would pick up the first one's incremental state and DuckDB file.
+
+    With DuckDB and no credentials configured, dlt names the file after the pipeline:
+    `platform_sync.duckdb` in the folder the pipeline was first run from.
+    """
+    options: dict[str, Any] = {"pipelines_dir": str(pipelines_dir or Path.cwd() / ".dlt" / "pipelines")}
     if progress:
         options["progress"] = dlt.progress.log(log_period=5, logger=sys.stderr)
     return dlt.pipeline(

@@ -25,7 +25,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 def cli_env(tmp_path: Path, options: dict[str, object]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__", "DESTINATION__"))}
     env["PYTHONPATH"] = str(PROJECT_ROOT)
-    env["DLT_DATA_DIR"] = str(tmp_path / "dlt")
     env["DESTINATION__DUCKDB__CREDENTIALS"] = str(tmp_path / "warehouse.duckdb")
     for key, value in options.items():
         env[f"SOURCES__PLATFORM__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
