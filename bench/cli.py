@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -113,9 +113,12 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
         }
         if target_rows <= options.rest_api_default_max_rows:
             configs["rest_api"] = {**common, "loader_file_format": None}
-        if options.arrow:
+        if options.arrow and target_rows < LARGE_ROWS:
             configs["ours_arrow"] = dict(configs["ours"])
         plan = run_plan(options, target_rows, configs)
+        models_here = options.models == "all" or (
+            options.models == "largest" and target_rows == max(options.scales)
+        )
         out["plan"] = plan
         runs: list[dict[str, Any]] = []
         server_cpu: dict[str, list[float]] = {name: [] for name in configs}
@@ -147,7 +150,7 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
                     f"peak {result['peak_rss_mb']:.0f} MB"
                 )
                 shutil.rmtree(directory / "pages", ignore_errors=True)
-                if not (name == "ours" and index == plan["ours"] - 1 and not options.no_models):
+                if not (name == "ours" and index == plan["ours"] - 1 and models_here):
                     _drop_databases(directory)
             runs.append(run)
         out["runs"] = runs
@@ -162,9 +165,10 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
             "ours_over_floor": paired_ratios(runs, "ours", "floor"),
             "rest_api_over_ours": paired_ratios(runs, "rest_api", "ours"),
             "rest_api_parquet_over_ours": paired_ratios(runs, "rest_api_parquet", "ours"),
+            "ours_arrow_over_ours": paired_ratios(runs, "ours_arrow", "ours"),
         }
         out["same_data"] = same_data(runs)
-        if not options.no_models:
+        if models_here:
             out["models"] = models_on_last_run(
                 options, pages, token, catalog, work / f"run{plan['ours']}" / "ours", plan["ours"]
             )
@@ -232,7 +236,8 @@ def record(
             recording = {**earlier, "reused": True, "pages_from_sandbox_now": misses}
     log(
         f"  recorded {recording['pages']:,} pages, {recording['items']:,} items "
-        f"({recording['pages_per_second'] or 0:.0f} pages/s live{', reused' if recording.get('reused') else ''})"
+        f"({recording['pages_per_second'] or 0:.0f} pages/s live"
+        f"{', reused' if recording.get('reused') else ''})"
     )
     return recording
 
@@ -338,7 +343,8 @@ def models_on_last_run(
         },
     }
     log(
-        f"  top-up {result['seconds']:.1f}s, {result.get('rows', 0):,} rows; database {summary['database_mb'] or 0:,.0f} MB; "
+        f"  top-up {result['seconds']:.1f}s, {result.get('rows', 0):,} rows; "
+        f"database {summary['database_mb'] or 0:,.0f} MB; "
         f"dbt build median {summary['models']['seconds']['median'] or 0:.1f}s "
         f"({'ok' if summary['models']['ok'] else 'FAILED'})"
     )
@@ -383,8 +389,9 @@ def run_rate_limits(options: argparse.Namespace, work: Path) -> dict[str, Any]:
             )
             runs.append(run)
             log(
-                f"  run {index + 1}: full {run['full']['seconds']:.1f}s vs bound {run['bound']['seconds']:.1f}s "
-                f"({run['bound']['operation']}): x{run['wall_over_bound']:.3f}, 429s: {run['full']['rate_limited']}; "
+                f"  run {index + 1}: full {run['full']['seconds']:.1f}s vs bound "
+                f"{run['bound']['seconds']:.1f}s ({run['bound']['operation']}): "
+                f"x{run['wall_over_bound']:.3f}, 429s: {run['full']['rate_limited']}; "
                 f"incremental {run['incremental']['seconds']:.1f}s, {run['incremental']['requests']} requests"
             )
             _drop_databases(directory)
@@ -397,6 +404,11 @@ def run_rate_limits(options: argparse.Namespace, work: Path) -> dict[str, Any]:
             "bound_seconds": median(r["bound"]["seconds"] for r in runs),
             "wall_over_bound": median(r["wall_over_bound"] for r in runs),
             "wall_over_burst_bound": median(r["wall_over_burst_bound"] for r in runs),
+            "extract_over_bound": median(r["extract_over_bound"] for r in runs),
+            "full_steps": {
+                step: median((r["full"]["steps"] or {}).get(step) for r in runs)
+                for step in ("extract", "normalize", "load")
+            },
             "rate_limited": max(
                 (r["full"]["rate_limited"] + r["incremental"]["rate_limited"] for r in runs), default=0
             ),
@@ -444,6 +456,7 @@ def economy(
         per_op = _api_requests(stats)
         return {
             "seconds": result["seconds"],
+            "steps": result.get("steps"),
             "requests": sum(sum(c.values()) for c in per_op.values()),
             "requests_by_operation": {op: sum(c.values()) for op, c in sorted(per_op.items())},
             "rate_limited": sum(c.get("429", 0) for c in per_op.values()),
@@ -460,6 +473,7 @@ def economy(
         "incremental": incremental_side,
         "wall_over_bound": ratio(full_side["seconds"], bound["seconds"]),
         "wall_over_burst_bound": ratio(full_side["seconds"], bound["burst_seconds"]),
+        "extract_over_bound": ratio((full_side["steps"] or {}).get("extract"), bound["seconds"]),
         "incremental_time_share": ratio(incremental_side["seconds"], full_side["seconds"]),
         "incremental_request_share": ratio(incremental_side["requests"], full_side["requests"]),
     }
@@ -519,7 +533,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="record the pages again instead of reusing "
         "bench/work/pages/ from an earlier benchmark of the same world",
     )
-    parser.add_argument("--no-models", action="store_true", help="skip the full sync and dbt build")
+    parser.add_argument(
+        "--models",
+        choices=("all", "largest", "none"),
+        default="all",
+        help="scales at which the top-up sync and dbt build run (default: %(default)s)",
+    )
     parser.add_argument("--no-rate-limits", action="store_true", help="skip the rate-limited section")
     parser.add_argument(
         "--rest-api-default-max-rows",
@@ -545,8 +564,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--arrow",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also run the Arrow prototype of our source once per scale (default: on)",
+        default=None,
+        help="also run the Arrow prototype of our source once at scales below the large one "
+        "(default: on, off with --quick)",
     )
     parser.add_argument(
         "--rate-limit-scale", type=int, help="world scale with rate limits on (default 1000; quick 300)"
@@ -565,6 +585,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         int(s) for s in (options.scales or ("5000,50000" if quick else "100000,1000000")).split(",")
     ]
     options.runs = options.runs or (1 if quick else 3)
+    if options.arrow is None:
+        options.arrow = not quick
     if options.rest_api_default_max_rows is None:
         options.rest_api_default_max_rows = 10_000 if quick else REST_API_DEFAULT_MAX_ROWS
     options.large_runs = options.large_runs or (options.runs if quick else min(options.runs, 2))
@@ -617,10 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     log(f"done in {figures['duration_seconds'] / 60:.1f} min: {options.out / 'report.md'}")
     for target in figures["targets"]:
-        log(
-            f"  {'met    ' if target['met'] else 'NOT MET' if target['met'] is False else 'n/a    '} {target['text']}"
-        )
+        log(f"  {_VERDICT[target['met']]} {target['text']}")
     return 0
 
 
-Runner = Callable[[argparse.Namespace, int, Path], dict[str, Any]]
+_VERDICT = {True: "met    ", False: "NOT MET", None: "n/a    "}

@@ -36,7 +36,8 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["RUNTIME__DLTHUB_TELEMETRY"] = "false"
     env["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-    env.pop("DESTINATION__DUCKDB__CREDENTIALS", None)
+    for name in [n for n in env if n.startswith("DESTINATION__DUCKDB__")]:
+        env.pop(name)
     # `run_models` finds dbt through the running interpreter; dlt's runner would look at VIRTUAL_ENV.
     env.setdefault("VIRTUAL_ENV", str(Path(sys.executable).resolve().parent.parent))
     return env
@@ -147,9 +148,7 @@ def page_server(upstream: str, store: Path | None) -> Iterator[PageServer]:
     command = [sys.executable, "-m", "bench.pageserver", "--upstream", upstream]
     if store is not None:
         command += ["--store", str(store)]
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, text=True
-    )
+    process = subprocess.Popen(command, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         url, recorded = "", 0

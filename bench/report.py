@@ -1,14 +1,19 @@
-"""The benchmark's report: targets checked against the figures, a Markdown page and a chart."""
+"""The benchmark's report: the targets checked against the figures, a Markdown page and a chart.
+
+Everything here is computed from `figures.json` alone, so a report can be rebuilt from its figures
+(`python -m bench.report bench/results/figures.json`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.stats import dig, ratio
 
-# (id, text with {value}, limit, comparison) — checked by `targets` from figures.json.
 FLOOR_RATIO_MAX = 2.0
 REST_API_RATIO_MIN = 3.0
 BOUND_RATIO_MAX = 1.10
@@ -16,11 +21,19 @@ INCREMENTAL_SHARE_MAX = 0.05
 PEAK_MB_MAX = 500.0
 PEAK_GROWTH_MAX = 1.5
 
+ORDER = ("ours", "ours_arrow", "floor", "rest_api_parquet", "rest_api")
 
-def _fmt(value: float | None, digits: int = 2, suffix: str = "") -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.{digits}f}{suffix}"
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _x(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.2f}x"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def _rows(value: float | None) -> str:
@@ -32,9 +45,25 @@ def _scale_name(entry: Mapping[str, Any]) -> str:
     return f"{rows / 1e6:g}M" if rows >= 1_000_000 else f"{rows / 1e3:g}k"
 
 
+def _scales(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return sorted(figures.get("throughput", []), key=lambda e: e["target_rows"])
+
+
+def _median_ratio(entry: Mapping[str, Any], name: str) -> float | None:
+    value = dig(entry, "ratios", name, "median")
+    return None if value is None else float(value)
+
+
+def _runs_text(count: int) -> str:
+    return f"{count} run{'s' if count != 1 else ''}"
+
+
+# ------------------------------------------------------------------------------------------- targets
+
+
 def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each target of the issue with the figure that decides it; `met` is None when it was not measured."""
-    scales = sorted(figures.get("throughput", []), key=lambda e: e["target_rows"])
+    """Each target of the issue with the figure that decides it; `met` is None when not measured."""
+    scales = _scales(figures)
     out: list[dict[str, Any]] = []
 
     def add(target_id: str, text: str, value: float | None, met: bool | None, limit: str) -> None:
@@ -43,31 +72,32 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
     if scales:
         largest, smallest = scales[-1], scales[0]
         name = _scale_name(largest)
-        value = dig(largest, "ratios", "ours_over_floor", "median")
+        value = _median_ratio(largest, "ours_over_floor")
         add(
             "floor_ratio",
-            f"sync time / fetch-plus-load floor at {name} rows: {_fmt(value)}x (target <= {FLOOR_RATIO_MAX:g}x)",
+            f"sync time / fetch-plus-load floor at {name} rows: "
+            f"{_fmt(value)}x (target <= {FLOOR_RATIO_MAX:g}x)",
             value,
             None if value is None else value <= FLOOR_RATIO_MAX,
             f"<= {FLOOR_RATIO_MAX}",
         )
-        with_default = [e for e in scales if dig(e, "ratios", "rest_api_over_ours", "median") is not None]
-        if with_default:
-            entry = with_default[-1]
-            value = dig(entry, "ratios", "rest_api_over_ours", "median")
+        measured = [e for e in scales if _median_ratio(e, "rest_api_over_ours") is not None]
+        if measured:
+            entry = measured[-1]
+            value = _median_ratio(entry, "rest_api_over_ours")
             add(
                 "rest_api_ratio",
-                f"generic rest_api (dlt defaults) time / sync time at {_scale_name(entry)} rows: {_fmt(value)}x "
-                f"(target >= {REST_API_RATIO_MIN:g}x)",
+                f"generic rest_api (dlt defaults) time / sync time at {_scale_name(entry)} rows: "
+                f"{_fmt(value)}x (target >= {REST_API_RATIO_MIN:g}x)",
                 value,
-                value >= REST_API_RATIO_MIN,
+                None if value is None else value >= REST_API_RATIO_MIN,
                 f">= {REST_API_RATIO_MIN}",
             )
-        value = dig(largest, "ratios", "rest_api_parquet_over_ours", "median")
+        value = _median_ratio(largest, "rest_api_parquet_over_ours")
         add(
             "rest_api_parquet_ratio",
             f"generic rest_api with parquet time / sync time at {name} rows: {_fmt(value)}x "
-            f"(same target, >= {REST_API_RATIO_MIN:g}x, against a tuned rest_api)",
+            f"(the same target against a rest_api tuned like ours)",
             value,
             None if value is None else value >= REST_API_RATIO_MIN,
             f">= {REST_API_RATIO_MIN}",
@@ -81,12 +111,12 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
             f"< {PEAK_MB_MAX}",
         )
         if len(scales) > 1:
-            small = dig(smallest, "contenders", "ours", "median", "peak_rss_mb")
-            growth = ratio(peak, small)
+            growth = ratio(peak, dig(smallest, "contenders", "ours", "median", "peak_rss_mb"))
+            times = largest["target_rows"] / smallest["target_rows"]
             add(
                 "memory_growth",
-                f"peak memory {name} / {_scale_name(smallest)} rows: {_fmt(growth)}x "
-                f"(target < {PEAK_GROWTH_MAX:g}x for {largest['target_rows'] / smallest['target_rows']:g}x the data)",
+                f"peak memory at {name} / at {_scale_name(smallest)} rows: {_fmt(growth)}x "
+                f"(target < {PEAK_GROWTH_MAX:g}x for {times:g}x the rows)",
                 growth,
                 None if growth is None else growth < PEAK_GROWTH_MAX,
                 f"< {PEAK_GROWTH_MAX}",
@@ -97,7 +127,7 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
         value = med["wall_over_bound"]
         add(
             "rate_limit_bound",
-            f"rate-limited full sync wall time / bound: {_fmt(value, 3)}x (target <= {BOUND_RATIO_MAX:g}x)",
+            f"rate-limited full sync, wall time / bound: {_fmt(value, 3)}x (target <= {BOUND_RATIO_MAX:g}x)",
             value,
             None if value is None else value <= BOUND_RATIO_MAX,
             f"<= {BOUND_RATIO_MAX}",
@@ -113,8 +143,8 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
             value = med[key]
             add(
                 f"incremental_{what}",
-                f"incremental run with nothing new, {what}: {_fmt(None if value is None else 100 * value, 1)}% "
-                f"of a full run (target < {100 * INCREMENTAL_SHARE_MAX:g}%)",
+                f"incremental run with nothing new, {what}: {_pct(value)} of a full run's "
+                f"(target < {100 * INCREMENTAL_SHARE_MAX:g}%)",
                 value,
                 None if value is None else value < INCREMENTAL_SHARE_MAX,
                 f"< {INCREMENTAL_SHARE_MAX}",
@@ -122,7 +152,15 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------- chart
+# --------------------------------------------------------------------------------------------- chart
+
+STYLES = {
+    "floor": "k--o",
+    "ours": "C0-o",
+    "ours_arrow": "C2:o",
+    "rest_api_parquet": "C1-s",
+    "rest_api": "C3-^",
+}
 
 
 def chart(figures: Mapping[str, Any], path: Path) -> None:
@@ -132,217 +170,276 @@ def chart(figures: Mapping[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    scales = sorted(figures.get("throughput", []), key=lambda e: e["target_rows"])
-    names = ["floor", "ours", "rest_api_parquet", "rest_api"]
-    styles = {"floor": "k--o", "ours": "C0-o", "rest_api_parquet": "C1-s", "rest_api": "C3-^"}
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for name in names:
+    scales = _scales(figures)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5.4))
+    for name in ORDER:
         points = [
-            (e["items"] or e["target_rows"], dig(e, "contenders", name, "median"))
+            (e.get("items") or e["target_rows"], e["contenders"][name])
             for e in scales
             if dig(e, "contenders", name, "median", "seconds") is not None
         ]
         if not points:
             continue
-        label = dig(scales[0], "contenders", name, "label") or name
+        label = points[0][1]["label"]
         xs = [p[0] for p in points]
-        left.plot(xs, [p[1]["rows_per_second"] for p in points], styles[name], label=label)
-        right.plot(xs, [p[1]["peak_rss_mb"] for p in points], styles[name], label=label)
+        left.plot(xs, [p[1]["median"]["rows_per_second"] for p in points], STYLES[name], label=label)
+        right.plot(xs, [p[1]["median"]["peak_rss_mb"] for p in points], STYLES[name], label=label)
     for axis in (left, right):
         axis.set_xscale("log")
         axis.set_xlabel("rows (items of the paged lists)")
         axis.grid(True, which="both", alpha=0.3)
     left.set_yscale("log")
+    right.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    for axis in (left, right):
+        axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+        axis.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
     left.set_ylabel("rows per second (median)")
     left.set_title("Throughput, extract to load")
     right.set_ylabel("peak resident memory, MB (median)")
-    right.set_title("Peak memory of the process")
+    right.set_title("Peak memory of the run's process")
     right.axhline(PEAK_MB_MAX, color="grey", linestyle=":", linewidth=1)
-    right.text(
-        right.get_xlim()[0], PEAK_MB_MAX, f" target {PEAK_MB_MAX:g} MB", va="bottom", fontsize=8, color="grey"
+    right.annotate(
+        f"target {PEAK_MB_MAX:g} MB",
+        (0.01, PEAK_MB_MAX),
+        xycoords=("axes fraction", "data"),
+        va="bottom",
+        fontsize=8,
+        color="grey",
     )
-    left.legend(fontsize=8, loc="lower left")
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     machine = figures.get("machine", {})
     fig.suptitle(
-        f"platform-sync bench, {figures.get('generated_at', '')[:10]}, {machine.get('cores')} cores, "
-        f"medians of {figures.get('settings', {}).get('runs')} runs",
+        f"platform-sync bench, {str(figures.get('generated_at', ''))[:10]}, {machine.get('cores')} cores; "
+        "medians of the runs (see report.md for run counts)",
         fontsize=10,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-# ------------------------------------------------------------------------------------------- markdown
+# ------------------------------------------------------------------------------------------ markdown
 
 
 def markdown(figures: Mapping[str, Any]) -> str:
-    machine = figures["machine"]
-    settings = figures["settings"]
-    scales = sorted(figures.get("throughput", []), key=lambda e: e["target_rows"])
-    lines = [
-        "# platform-sync benchmark",
-        "",
-        f"Measured {figures['generated_at'][:10]} on {machine['cores']} cores ({machine['cpu_model'] or 'unknown CPU'}, "
-        f"{machine['memory_gb']} GB), Python {machine['python']}, dlt {figures['versions']['dlt']}, "
-        f"DuckDB {figures['versions']['duckdb']}; commit {figures['git']['commit']}"
-        f"{' (with uncommitted changes in sources/pipelines/sandbox)' if figures['git']['dirty'] else ''}. "
-        f"`{figures['command'].strip()}` ({figures['mode']} mode) took {figures['duration_seconds'] / 60:.1f} min. "
-        f"Load average {figures['load_average']['start']} at the start, {figures['load_average'].get('end')} at the end: "
-        "other work shares this machine, so the headline figures are ratios of runs measured side by side, and "
-        f"every figure is the median of {settings['runs']} runs unless it says otherwise.",
-        "",
-        "## Headline",
-        "",
-        "| target | figure | met |",
-        "|---|---|---|",
-    ]
-    for target in figures.get("targets", []):
-        met = {True: "yes", False: "**no**", None: "not measured"}[target["met"]]
-        lines.append(f"| {target['id']} | {target['text']} | {met} |")
-    lines += ["", "![throughput and memory by scale](chart.png)", ""]
+    scales = _scales(figures)
+    lines = _intro(figures)
+    lines += _headline(figures, scales)
     lines += _throughput_section(figures, scales)
     lines += _memory_section(scales)
     lines += _models_section(scales)
     lines += _rate_limit_section(figures.get("rate_limits"))
-    lines += _method_section(figures, scales)
+    lines += _method_section(figures)
     return "\n".join(lines) + "\n"
+
+
+def _intro(figures: Mapping[str, Any]) -> list[str]:
+    machine, versions, git = figures["machine"], figures["versions"], figures["git"]
+    load = figures["load_average"]
+    dirty = " with uncommitted changes in sources/, pipelines/ or sandbox/" if git["dirty"] else ""
+    return [
+        "# platform-sync benchmark",
+        "",
+        f"Measured **{figures['generated_at'][:10]}** on **{machine['cores']} cores** "
+        f"({machine['cpu_model'] or 'CPU model unknown'}, {machine['memory_gb']} GB RAM), "
+        f"Python {machine['python']}, dlt {versions['dlt']}, DuckDB {versions['duckdb']}, "
+        f"commit {git['commit']}{dirty}.",
+        f"`{figures['command'].strip()}` ({figures['mode']} mode) took "
+        f"{figures['duration_seconds'] / 60:.1f} min. Load average {load['start']} at the start and "
+        f"{load.get('end')} at the end: the machine is shared, so absolute times are noisy. The headline "
+        "figures are ratios of runs measured back to back, and every figure is a median of runs (the "
+        "tables say how many).",
+        "",
+    ]
+
+
+def _headline(figures: Mapping[str, Any], scales: list[dict[str, Any]]) -> list[str]:
+    lines = ["## Headline", ""]
+    for entry in scales:
+        parts = [
+            f"our sync takes **{_fmt(_median_ratio(entry, 'ours_over_floor'))}x** the fetch-plus-load floor"
+        ]
+        value = _median_ratio(entry, "rest_api_over_ours")
+        if value is not None:
+            parts.append(f"the generic rest_api with dlt's defaults takes **{_fmt(value)}x** our time")
+        value = _median_ratio(entry, "rest_api_parquet_over_ours")
+        if value is not None:
+            parts.append(f"rest_api with parquet files takes **{_fmt(value)}x** our time")
+        value = _median_ratio(entry, "ours_arrow_over_ours")
+        if value is not None:
+            parts.append(f"our source yielding Arrow pages (prototype) takes {_fmt(value)}x our time")
+        peak = dig(entry, "contenders", "ours", "median", "peak_rss_mb")
+        parts.append(f"peak memory {_fmt(peak, 0)} MB")
+        lines.append(f"- **{_scale_name(entry)} rows**: " + "; ".join(parts) + ".")
+    limits = figures.get("rate_limits")
+    if limits:
+        med = limits["median"]
+        lines.append(
+            f"- **Rate limits on**: a full sync takes **{_fmt(med['wall_over_bound'], 2)}x** the bound the "
+            f"limits impose, with {med['rate_limited']} answers 429; a run with nothing new takes "
+            f"**{_pct(med['incremental_time_share'])}** of the time "
+            f"and **{_pct(med['incremental_request_share'])}**"
+            " of the requests of a full run."
+        )
+    lines += ["", "| target | figure | met |", "|---|---|---|"]
+    for target in figures.get("targets", []):
+        met = {True: "yes", False: "**no**", None: "not measured"}[target["met"]]
+        lines.append(f"| {target['id']} | {target['text']} | {met} |")
+    lines += ["", "![throughput and memory by scale](chart.png)", ""]
+    return lines
+
+
+def _steps_text(name: str, steps: Mapping[str, float | None]) -> str:
+    if name == "floor":
+        return f"fetch {_fmt(steps.get('fetch'), 1)}, read_json {_fmt(steps.get('load'), 1)}"
+    return " / ".join(_fmt(steps.get(step), 1) for step in ("extract", "normalize", "load"))
 
 
 def _throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "## Throughput: full sync of the paged lists, rate limits off",
+        "## Throughput: the paged lists, rate limits off",
         "",
-        "Rows are the items of the paged list endpoints loaded into DuckDB (root tables; the child tables our "
-        "source and rest_api also write are counted apart). Time is extract to load, in the process of the run, "
-        "without interpreter start-up. Ratios are taken run by run (each run measures every contender back to "
-        "back under the same load) and the median of those is shown.",
+        "Rows are the items of the paged list endpoints loaded into DuckDB (root tables); our source and "
+        "rest_api also write child tables, counted in the next column. Time is extract to load inside the "
+        "run's process, without interpreter start-up. Ratios are taken run by run (each run measures every "
+        "contender back to back, under the same load), then the median of those.",
         "",
-        "| scale | world scale | rows | rows incl. child tables | pages | contender | median s | min-max s | rows/s | "
-        "extract / normalize / load s | peak MB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| scale | rows | rows with child tables | contender | runs | median s | min-max s | rows/s "
+        "| extract / normalize / load s | peak MB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for entry in scales:
-        for name in ("ours", "floor", "rest_api_parquet", "rest_api"):
+        for name in ORDER:
             contender = dig(entry, "contenders", name)
             if not contender or contender["median"]["seconds"] is None:
                 continue
-            med = contender["median"]
-            steps = med.get("steps", {})
-            step_text = " / ".join(
-                _fmt(steps.get(s), 1) for s in ("extract", "normalize", "load") if s in steps
-            )
-            if name == "floor":
-                step_text = f"fetch {_fmt(steps.get('fetch'), 1)} / read_json {_fmt(steps.get('load'), 1)}"
-            spread = contender["seconds"]
-            runs = f" ({contender['runs']} run{'s' if contender['runs'] != 1 else ''})"
+            med, spread = contender["median"], contender["seconds"]
             lines.append(
-                f"| {_scale_name(entry)} | {entry['world_scale']:,} | {_rows(med['items'])} | {_rows(med['rows'])} | "
-                f"{_rows(entry['recording']['pages'])} | {contender['label']}{runs if contender['runs'] != settings_runs(figures) else ''} | "
-                f"{_fmt(med['seconds'], 1)} | {_fmt(spread['min'], 1)}-{_fmt(spread['max'], 1)} | "
-                f"{_rows(med['rows_per_second'])} | {step_text} | {_fmt(med['peak_rss_mb'], 0)} |"
+                f"| {_scale_name(entry)} | {_rows(med['items'])} "
+                f"| {_rows(med['rows'])} | {contender['label']} "
+                f"| {contender['runs']} | {_fmt(med['seconds'], 1)} | {_fmt(spread['min'], 1)}-"
+                f"{_fmt(spread['max'], 1)} | {_rows(med['rows_per_second'])} | "
+                f"{_steps_text(name, med['steps'])} | {_fmt(med['peak_rss_mb'], 0)} |"
             )
     lines += [
         "",
-        "| scale | ours / floor | rest_api (defaults) / ours | rest_api (parquet) / ours | same rows everywhere |",
-        "|---|---|---|---|---|",
+        "| scale | world scale | pages | ours / floor | rest_api defaults / ours | rest_api parquet / ours "
+        "| Arrow prototype / ours | same rows for all |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for entry in scales:
-        ratios = entry["ratios"]
+        same = entry["same_data"]
         lines.append(
-            f"| {_scale_name(entry)} | {_fmt(dig(ratios, 'ours_over_floor', 'median'))}x | "
-            f"{_fmt(dig(ratios, 'rest_api_over_ours', 'median'))}x | "
-            f"{_fmt(dig(ratios, 'rest_api_parquet_over_ours', 'median'))}x | "
-            f"{'yes' if entry['same_data']['equal'] else 'no: ' + str(entry['same_data']['items_by_contender'])} |"
+            f"| {_scale_name(entry)} | {entry['world_scale']:,} | {_rows(entry['recording']['pages'])} "
+            f"| {_x(_median_ratio(entry, 'ours_over_floor'))} "
+            f"| {_x(_median_ratio(entry, 'rest_api_over_ours'))} "
+            f"| {_x(_median_ratio(entry, 'rest_api_parquet_over_ours'))} "
+            f"| {_x(_median_ratio(entry, 'ours_arrow_over_ours'))} "
+            f"| {'yes' if same['equal'] else 'no: ' + json.dumps(same['items_by_contender'])} |"
         )
+    lines += ["", "Where our sync's time goes (median step times, share of extract + normalize + load):", ""]
+    for entry in scales:
+        steps = dig(entry, "contenders", "ours", "median", "steps") or {}
+        total = sum(v for v in steps.values() if v) or None
+        shares = ", ".join(
+            f"{step} {_pct(ratio(steps.get(step), total))}" for step in ("extract", "normalize", "load")
+        )
+        lines.append(f"- {_scale_name(entry)}: {shares}.")
     lines += [
         "",
-        "The server: the sandbox built these pages (recording pass, bare httpx with "
-        f"{figures['settings']['extract_workers']} threads) at:",
+        f"The server. The sandbox built these pages in the recording pass (bare httpx, "
+        f"{figures['settings']['extract_workers']} threads); the page server then served the same pages:",
         "",
     ]
     for entry in scales:
         rec = entry["recording"]
-        floor_fetch = dig(entry, "contenders", "floor", "median", "steps", "fetch")
+        fetch = dig(entry, "contenders", "floor", "median", "steps", "fetch")
+        reused = f", pages reused from an earlier benchmark: {rec['date'][:10]}" if rec.get("reused") else ""
         lines.append(
-            f"- {_scale_name(entry)}: {_rows(rec['pages'])} pages ({rec['bytes'] / 1e6:,.0f} MB) in {_fmt(rec['seconds'], 1)} s, "
-            f"{_fmt(rec['pages_per_second'], 0)} pages/s (recorded {rec['date'][:10]}"
-            f"{', reused from bench/work/pages' if rec.get('reused') else ''}); the same pages from the page server: "
-            f"{_fmt(floor_fetch, 1)} s ({_fmt(ratio(rec['seconds'], floor_fetch), 1)}x faster). "
-            f"Page server CPU per run: ours {_fmt(dig(entry, 'page_server', 'cpu_seconds_per_run', 'ours'), 1)} s; "
-            f"pages the page server had to fetch from the sandbox during measured runs: "
+            f"- {_scale_name(entry)}: the sandbox served "
+            f"{_rows(rec['pages'])} pages ({rec['bytes'] / 1e6:,.0f} MB) "
+            f"in {_fmt(rec['seconds'], 1)} s, {_fmt(rec['pages_per_second'], 0)} pages/s{reused}; the page "
+            f"server in {_fmt(fetch, 1)} s "
+            f"({_fmt(ratio(rec['seconds'], fetch), 1)}x faster). Page server CPU "
+            f"during one run of ours: {_fmt(dig(entry, 'page_server', 'cpu_seconds_per_run', 'ours'), 1)} s; "
+            f"requests it had to pass to the sandbox during measured runs: "
             f"{entry['page_server']['misses_during_measured_runs']}."
         )
     lines += [
         "",
-        "Against the live sandbox every contender would wait for the world: its pages/s above are the ceiling "
-        "for all of them, so the contenders read recorded pages to show their own cost.",
+        "Against the live sandbox every contender waits for the world to build pages (its pages/s above "
+        "is a ceiling for all of them), which is why the measured runs read recorded pages.",
         "",
     ]
     return lines
-
-
-def settings_runs(figures: Mapping[str, Any]) -> int:
-    return int(figures["settings"]["runs"])
 
 
 def _memory_section(scales: list[dict[str, Any]]) -> list[str]:
     lines = [
         "## Memory",
         "",
-        "Peak resident memory (`ru_maxrss`) of the sync's process, median of the runs; the step in which the "
-        "sampled peak fell (RSS sampled every 0.1 s).",
+        "Peak resident memory (`ru_maxrss`) of the run's process, median of the runs, and the step during "
+        "which the sampled peak fell (RSS sampled every 0.1 s); the peak of each step of our sync.",
         "",
-        "| scale | ours: list resources | peak during | ours: top-up of the other resources | rest_api (parquet) | floor |",
-        "|---|---|---|---|---|---|",
+        "| scale | ours | peak in | ours: extract / normalize / load peak MB | top-up of the other resources "
+        "| rest_api parquet | floor |",
+        "|---|---|---|---|---|---|---|",
     ]
     for entry in scales:
         ours = dig(entry, "contenders", "ours") or {}
-        steps = sorted(set(ours.get("peak_step", [])))
+        by_step = (
+            (dig(entry, "runs") or [{}])[-1].get("ours", {}).get("memory", {}).get("peak_mb_by_step", {})
+        )
         lines.append(
-            f"| {_scale_name(entry)} | {_fmt(dig(ours, 'median', 'peak_rss_mb'), 0)} MB | {', '.join(steps) or '-'} | "
-            f"{_fmt(dig(entry, 'models', 'topup', 'peak_rss_mb'), 0)} MB | "
-            f"{_fmt(dig(entry, 'contenders', 'rest_api_parquet', 'median', 'peak_rss_mb'), 0)} MB | "
-            f"{_fmt(dig(entry, 'contenders', 'floor', 'median', 'peak_rss_mb'), 0)} MB |"
+            f"| {_scale_name(entry)} | {_fmt(dig(ours, 'median', 'peak_rss_mb'), 0)} MB "
+            f"| {', '.join(sorted(set(ours.get('peak_step', [])))) or '-'} "
+            f"| {' / '.join(_fmt(by_step.get(s), 0) for s in ('extract', 'normalize', 'load'))} "
+            f"| {_fmt(dig(entry, 'models', 'topup', 'peak_rss_mb'), 0)} MB "
+            f"| {_fmt(dig(entry, 'contenders', 'rest_api_parquet', 'median', 'peak_rss_mb'), 0)} MB "
+            f"| {_fmt(dig(entry, 'contenders', 'floor', 'median', 'peak_rss_mb'), 0)} MB |"
         )
     lines.append("")
     return lines
 
 
 def _models_section(scales: list[dict[str, Any]]) -> list[str]:
-    if not any(entry.get("models") for entry in scales):
+    with_models = [e for e in scales if e.get("models")]
+    if not with_models:
         return []
     lines = [
         "## Models: `dbt build`",
         "",
-        "On the DuckDB file of the last measured sync at each scale, completed by a second sync of the resources "
-        "that are not paged lists (sale details for the first sale ids referenced, capped; product campaigns and "
-        "partners; events; deliveries; top posts; webhook origins), `dbt build` (`pipelines.models.run_models`) "
-        "runs several times.",
+        "On the DuckDB file of the last measured sync at each scale, completed by a second sync of the "
+        "resources that are not paged lists (sale details of the first sale ids referenced, capped; product "
+        "campaigns and partners; events; deliveries; top posts; webhook origins), `dbt build` "
+        "(`pipelines.models.run_models`) runs several times.",
         "",
-        "| scale | raw rows (list resources + top-up) | DuckDB file MB | dbt build median s | min-max s | nodes | ok |",
-        "|---|---|---|---|---|---|---|",
+        "| scale | raw rows | DuckDB MB | runs | dbt build median s | min-max s | nodes | all ok |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for entry in scales:
-        models = entry.get("models")
-        if not models:
-            continue
+    for entry in with_models:
+        models = entry["models"]
         spread = models["models"]["seconds"]
         raw_rows = (dig(entry, "contenders", "ours", "median", "rows") or 0) + (models["topup"]["rows"] or 0)
+        ok = "yes" if models["models"]["ok"] else "no: " + ", ".join(models["models"]["failed_nodes"][:5])
         lines.append(
-            f"| {_scale_name(entry)} | {_rows(raw_rows)} | {_fmt(models['database_mb'], 0)} | "
-            f"{_fmt(spread['median'], 1)} | {_fmt(spread['min'], 1)}-{_fmt(spread['max'], 1)} | "
-            f"{models['models']['nodes'] or '-'} | "
-            f"{'yes' if models['models']['ok'] else 'no: ' + ', '.join(models['models']['failed_nodes'][:5])} |"
+            f"| {_scale_name(entry)} | {_rows(raw_rows)} | {_fmt(models['database_mb'], 0)} "
+            f"| {models['models']['runs']} | {_fmt(spread['median'], 1)} "
+            f"| {_fmt(spread['min'], 1)}-{_fmt(spread['max'], 1)} "
+            f"| {models['models']['nodes'] or '-'} | {ok} |"
         )
-    with_models = [e for e in scales if e.get("models")]
     if len(with_models) > 1:
-        a = with_models[0]["models"]["models"]["seconds"]["median"]
-        b = with_models[-1]["models"]["models"]["seconds"]["median"]
+        first, last = with_models[0], with_models[-1]
+        growth = ratio(
+            last["models"]["models"]["seconds"]["median"], first["models"]["models"]["seconds"]["median"]
+        )
         lines += [
             "",
-            f"`dbt build` at {_scale_name(with_models[-1])} / {_scale_name(with_models[0])}: {_fmt(ratio(b, a))}x "
-            f"for {with_models[-1]['target_rows'] / with_models[0]['target_rows']:g}x the rows.",
+            f"`dbt build` at {_scale_name(last)} takes {_fmt(growth)}x its time at {_scale_name(first)}, "
+            f"for {last['target_rows'] / first['target_rows']:g}x the rows.",
         ]
     lines.append("")
     return lines
@@ -354,77 +451,141 @@ def _rate_limit_section(limits: Mapping[str, Any] | None) -> list[str]:
     med = limits["median"]
     first = limits["runs"][0]
     bound = first["bound"]
+    window = 60 / limits["time_scale"]
+    steps = med.get("full_steps") or {}
+    full_steps = " / ".join(_fmt(steps.get(step), 1) for step in ("extract", "normalize", "load"))
+    projected_ratio, projected_share = _real_time_projection(limits)
     lines = [
         "## Request economy with rate limits on",
         "",
-        f"World scale {limits['world_scale']:,}, sandbox and client time scale {limits['time_scale']:g} (a limit of "
-        f"30/minute becomes 30 per {60 / limits['time_scale']:g} s). A full sync of every resource with the defaults "
-        "(sale details up to `sales_max_requests` = 5000), then a run with nothing new on the same pipeline folder "
-        "and DuckDB file. The bound is the slowest rate-limited operation's requests divided by its rate; the "
-        "sandbox's token buckets start full, so the burst-aware bound subtracts one window's worth.",
+        f"World scale {limits['world_scale']:,}; sandbox and client time scale {limits['time_scale']:g} (30 "
+        f"requests a minute become 30 per {window:g} s). A full sync of every resource with the default "
+        "settings (sale details up to `sales_max_requests` = 5000) against the sandbox with its limits on, "
+        "then a run with nothing new on the same pipeline folder and DuckDB file. The bound is the slowest "
+        "rate-limited operation's requests divided by its rate; the sandbox's buckets start full, so the "
+        "burst-aware bound subtracts one window's worth.",
         "",
-        f"| figure | median of {len(limits['runs'])} run(s) |",
+        f"| figure | median of {_runs_text(len(limits['runs']))} |",
         "|---|---|",
         f"| bound: {bound['operation']} requests / rate | {_fmt(med['bound_seconds'], 1)} s "
         f"({bound['requests']} requests at {bound['limit_per_window']} per {bound['window_seconds']:g} s) |",
-        f"| full sync wall time | {_fmt(med['full_seconds'], 1)} s |",
-        f"| wall time / bound | {_fmt(med['wall_over_bound'], 3)}x (burst-aware bound: {_fmt(med['wall_over_burst_bound'], 3)}x) |",
-        f"| 429 answers (full + incremental, worst run) | {med['rate_limited']} |",
-        f"| requests, full / incremental | {_rows(med['full_requests'])} / {_rows(med['incremental_requests'])} |",
-        f"| incremental / full, time | {_fmt(None if med['incremental_time_share'] is None else 100 * med['incremental_time_share'], 1)}% |",
-        f"| incremental / full, requests | {_fmt(None if med['incremental_request_share'] is None else 100 * med['incremental_request_share'], 1)}% |",
+        f"| full sync, wall time | {_fmt(med['full_seconds'], 1)} s |",
+        f"| wall time / bound | {_fmt(med['wall_over_bound'], 3)}x (burst-aware bound: "
+        f"{_fmt(med['wall_over_burst_bound'], 3)}x) |",
+        f"| of which extract / normalize / load | {full_steps} s |",
+        f"| extract (where the requests are) / bound | {_x(med.get('extract_over_bound'))} |",
+        f"| 429 answers, full and incremental runs (worst run) | {med['rate_limited']} |",
+        f"| requests, full / incremental | {_rows(med['full_requests'])} "
+        f"/ {_rows(med['incremental_requests'])} |",
+        f"| incremental / full, time | {_pct(med['incremental_time_share'])} |",
+        f"| incremental / full, requests | {_pct(med['incremental_request_share'])} |",
         "",
-        "Requests by operation in the first run (full / incremental):",
+        f"Projection, not measured: at the API's real time scale (1) the bound and the rate-governed extract "
+        f"grow {limits['time_scale']:g} times while normalize, load and start-up do not, so the same full "
+        f"sync would take about {_x(projected_ratio)} the bound and the run with nothing new about "
+        f"{_pct(projected_share)} of its time (the request share does not depend on the time scale).",
         "",
-        "| operation | full | incremental | bound if alone, s |",
+        "Requests by operation in the first run:",
+        "",
+        "| operation | full | incremental | its own bound, s |",
         "|---|---|---|---|",
     ]
     full_ops = first["full"]["requests_by_operation"]
     incremental_ops = first["incremental"]["requests_by_operation"]
     for operation in sorted(set(full_ops) | set(incremental_ops)):
         lines.append(
-            f"| {operation} | {full_ops.get(operation, 0)} | {incremental_ops.get(operation, 0)} | "
-            f"{_fmt(dig(first, 'bounds_by_operation', operation, 'seconds'), 1)} |"
+            f"| {operation} | {full_ops.get(operation, 0)} | {incremental_ops.get(operation, 0)} "
+            f"| {_fmt(dig(first, 'bounds_by_operation', operation, 'seconds'), 1)} |"
         )
     lines.append("")
     return lines
 
 
-def _method_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]) -> list[str]:
+def _real_time_projection(limits: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """Wall time / bound and incremental / full time if the windows were not shortened: the extract
+    (paced by the limits) scales with the time scale, the other steps and the start-up do not."""
+    med = limits["median"]
+    scale = float(limits["time_scale"])
+    extract = (med.get("full_steps") or {}).get("extract")
+    if not extract or not med.get("bound_seconds") or med.get("full_seconds") is None:
+        return None, None
+    fixed = med["full_seconds"] - extract
+    full_real = extract * scale + fixed
+    incremental = (
+        med["incremental_time_share"] * med["full_seconds"] if med["incremental_time_share"] else None
+    )
+    return full_real / (med["bound_seconds"] * scale), ratio(incremental, full_real)
+
+
+def _method_section(figures: Mapping[str, Any]) -> list[str]:
     settings = figures["settings"]
+    workers = settings["extract_workers"]
     return [
         "## Method",
         "",
-        f"- Scales are sales-equivalent rows: the items of the paged lists ({', '.join(settings['list_resources'])}). "
-        f"The sandbox world of scale N (N sales) holds about {settings['items_per_sale']} N such items (lesson comments "
-        "N/2, fiscal documents ~0.47 N, subscriptions N/5, attendees ~N/11, transfers N/30, ...), so the world scale is "
-        "rows / "
-        + f"{settings['items_per_sale']}. Sale details (one request per sale) and the per-product, per-event "
-        "and per-delivery lookups are not paged lists: the throughput runs leave them out (our sync runs with "
-        "`resources=` the list resources); the top-up before the models reads them, sale details for the first "
-        f"{settings['full_sync_sales_cap']} sale ids referenced (`sale_ids`, `sales_max_requests`).",
-        "- Pages: the sandbox (rate limits off) sits behind `bench/pageserver.py`, which records each page the first "
-        "time it is asked for and then serves it from memory (a request is its method, path and sorted query, "
-        "date-times cut to their date). The recording pass fetches every listing once; measured runs are then served "
-        "without the sandbox, so they show the pipelines' own cost. Recorded pages are kept in `bench/work/pages/` "
-        "(keyed by seed, scale and a hash of `sandbox/`) and reused by later benchmarks.",
-        f"- Every measured run is a fresh process (`python -m bench.worker`) with its own DuckDB file and dlt "
-        f"pipelines folder, working folder the repository (so `.dlt/config.toml` applies: `[extract] workers = "
-        f"{settings['extract_workers']}`). The client's own pacing is off (`rate_limit_time_scale` = 1e6) since the "
-        "sandbox enforces no limits here.",
-        "- Ours: `pipelines.platform_pipeline.sync(make_pipeline(...), resources=<the list resources>)`: pydantic "
-        "validation, dlt extract, normalize to parquet, merge into DuckDB.",
-        "- rest_api: `dlt.sources.rest_api.rest_api_source` with one resource per listing (same paths and query, "
-        "`page_number` paginator on `page`/`pages` from 1, `itemsPerPage` = 100, bearer auth, `data_selector` "
-        "`items`), into DuckDB: with dlt's defaults (append, `insert_values`, resources one after another), and with "
-        '`loader_file_format="parquet"`. The default loader takes hours at a million rows, so it runs only up to '
-        f"{settings['rest_api_default_max_rows']:,} rows and {settings['rest_api_default_runs']} time(s) per scale.",
-        f"- Floor: httpx, one pooled client, one thread per resource ({settings['extract_workers']} threads, like "
-        "dlt's extract pool running our resources), fetch + `json.loads` every page + write it to a file; then "
-        "DuckDB `read_json` of those files with `unnest(items, recursive := true)` into one table per resource (no "
-        "child tables, no types beyond DuckDB's inference).",
-        "- Memory: `ru_maxrss` of the run's process (checked against psutil sampling of the process and its "
-        "children from the parent).",
-        "- Rate limits: against the live sandbox with its limits on; requests and 429s from `/sandbox/stats`.",
+        "- **Rows and scales.** Scales are sales-equivalent rows: the items of the paged lists "
+        f"({', '.join(settings['list_resources'])}). A sandbox world of scale N (N sales) holds about "
+        f"{settings['items_per_sale']} N of them (lesson comments N/2, fiscal documents about 0.47 N, "
+        "subscriptions N/5, attendees about N/11, transfers N/30, ...), so the world scale is rows / "
+        f"{settings['items_per_sale']}. Sale details (one "
+        "request per sale, 30 a minute) and the per-product, "
+        "per-event and per-delivery lookups are not paged "
+        "lists: the throughput runs leave them out (our sync "
+        "runs with `resources=` the list resources); the top-up before the models reads them, with sale "
+        f"details for the first {settings['full_sync_sales_cap']} sale ids referenced.",
+        "- **Pages.** The sandbox (rate limits off) sits behind `bench/pageserver.py`, which records each "
+        "answer the first time it is asked for and serves it "
+        "from memory afterwards (a request is its method, "
+        "path and sorted query, date-times cut to their date). A recording pass fetches every listing once; "
+        "the measured runs are then served without the sandbox, so they show the pipelines' own cost. "
+        "Recorded pages are kept in `bench/work/pages/` (by seed, scale and a hash of `sandbox/`) for later "
+        "benchmarks.",
+        "- **Runs.** Every measured run is a fresh process "
+        "(`python -m bench.worker`) with its own DuckDB file "
+        "and dlt pipelines folder, working in the repository (so `.dlt/config.toml` applies: `[extract] "
+        f"workers = {workers}`). The client's own pacing is "
+        "off (`rate_limit_time_scale` = 1e6), as the sandbox "
+        "enforces no limits here. Contenders run in a rotating order within each run. "
+        f"{settings['runs']} runs per scale, {settings['large_runs']} "
+        f"from {settings['large_rows']:,} rows on.",
+        "- **Ours**: `pipelines.platform_pipeline.sync(make_pipeline(...), resources=<list resources>)`: "
+        "pydantic validation, dlt extract, normalize to parquet, merge into DuckDB.",
+        "- **Arrow prototype** (bench only, `bench/worker.py`): the same source, with each page of validated "
+        "rows turned into an Arrow table (schema from the "
+        "resource's column hints) before dlt sees it, so dlt "
+        "skips its normalizer. Nested lists stay JSON text columns instead of child tables: it shows the "
+        "speed of that path, not a drop-in replacement.",
+        "- **rest_api**: `dlt.sources.rest_api.rest_api_source`, one resource per listing (same path and "
+        "query, `page_number` paginator on `page` from 1 with "
+        "`total_path` `pages`, `itemsPerPage` 100, bearer "
+        "auth, `data_selector` `items`) into DuckDB: with dlt's defaults (append, `insert_values`, resources "
+        'one after another), and with `loader_file_format="parquet"`. The default loader grows with the '
+        "rows (its load step runs SQL inserts) and would take most of the benchmark's time at a million "
+        f"rows, so it runs up to {settings['rest_api_default_max_rows']:,} rows, "
+        f"{_runs_text(settings['rest_api_default_runs'])} per scale; with parquet, "
+        f"{_runs_text(settings['rest_api_large_runs'])} at the large scale.",
+        "- **Floor**: httpx, one pooled client, one thread "
+        f"per resource ({workers} threads, like dlt's extract "
+        "pool running our resources in parallel), fetch + `json.loads` + write every page to a file; then "
+        "DuckDB `read_json` of those files with `unnest(items, recursive := true)`, one table per resource "
+        "(no child tables, DuckDB's inferred types).",
+        "- **Memory**: `ru_maxrss` of the run's process (the parent also samples the RSS of the process and "
+        "its children with psutil: `sampled_peak_rss_mb` in figures.json).",
+        "- **Rate limits**: against the live sandbox with its limits on; requests and 429s from "
+        "`/sandbox/stats`.",
         "",
     ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Rebuild report.md and chart.png next to a figures.json."""
+    path = Path((argv if argv is not None else sys.argv[1:])[0])
+    figures = json.loads(path.read_text())
+    figures["targets"] = targets(figures)
+    chart(figures, path.parent / "chart.png")
+    (path.parent / "report.md").write_text(markdown(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

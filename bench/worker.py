@@ -76,17 +76,34 @@ def _trace_steps(pipeline: Any) -> list[tuple[str, float, float]]:
 
 def _duckdb_env(workdir: Path, name: str) -> Path:
     path = workdir / f"{name}.duckdb"
-    os.environ["DESTINATION__DUCKDB__CREDENTIALS"] = str(path)
+    os.environ["DESTINATION__DUCKDB__CREDENTIALS__DATABASE"] = str(path)
     return path
 
 
 # ------------------------------------------------------------------------------------------------ ours
 
 
+def cheap_page_fingerprints() -> None:
+    """Experiment: the page walk's loop check fingerprints a page by the ids of its items instead of a
+    sorted-keys JSON dump of every item (what `sources.platform.paging._fingerprint` does)."""
+    import hashlib
+
+    from sources.platform import paging
+
+    def fingerprint(items: list[dict[str, Any]]) -> str:
+        ids = "\x1f".join(str(item.get("id", item.get("document", ""))) for item in items)
+        return hashlib.blake2b(ids.encode(), digest_size=16).hexdigest()
+
+    paging._fingerprint = fingerprint  # type: ignore[assignment]
+
+
 def run_ours(config: Mapping[str, Any]) -> dict[str, Any]:
     workdir = Path(config["workdir"])
     database = _duckdb_env(workdir, "ours")
     from pipelines.platform_pipeline import make_pipeline, sync
+
+    if config.get("cheap_page_fingerprints"):
+        cheap_page_fingerprints()
 
     imported = time.perf_counter() - STARTED
     pipeline = make_pipeline(pipelines_dir=workdir / "pipelines")
@@ -148,7 +165,8 @@ def loaded_sale_ids(database: Path, limit: int) -> list[str]:
     with duckdb.connect(str(database), read_only=True) as connection:
         rows = connection.execute(
             "select id from (select first_invoice_id as id from platform_raw.subscriptions "
-            "union select sale__id from platform_raw.fiscal_documents) where id is not null order by id limit ?",
+            "union select sale__id from platform_raw.fiscal_documents) "
+            "where id is not null order by id limit ?",
             [limit],
         ).fetchall()
     return [str(row[0]) for row in rows]
@@ -209,8 +227,9 @@ class ArrowPages:
 
 
 def run_ours_arrow(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Our source with each page handed to dlt as an Arrow table instead of dicts (a bench-only prototype:
-    dlt neither normalizes nor splits Arrow tables, so nested lists land as list columns, not child tables)."""
+    """Our source with each page handed to dlt as an Arrow table instead of dicts (a bench-only
+    prototype: dlt neither normalizes nor splits Arrow tables, so nested lists land as JSON text columns,
+    not child tables)."""
     workdir = Path(config["workdir"])
     database = _duckdb_env(workdir, "ours")
     from dlt.extract.items_transform import ItemTransform
@@ -415,11 +434,17 @@ def run_floor(config: Mapping[str, Any]) -> dict[str, Any]:
             if not counts[resource_name]["items"]:
                 continue
             files = str(pages_dir / resource_name / "*.json")
-            connection.execute(
-                f"create table {resource_name} as select unnest(items, recursive := true) "
-                f"from read_json('{files}', format = 'auto', sample_size = -1, "
-                "maximum_object_size = 268435456)"
-            )
+            # DuckDB infers the columns from a sample; if a later page does not fit, infer from all of them.
+            for sample in ("", "sample_size = -1, "):
+                try:
+                    connection.execute(
+                        f"create or replace table {resource_name} as select unnest(items, recursive := true) "
+                        f"from read_json('{files}', format = 'auto', {sample}maximum_object_size = 268435456)"
+                    )
+                    break
+                except duckdb.Error:
+                    if sample:
+                        raise
             row = connection.execute(f"select count(*) from {resource_name}").fetchone()
             rows[resource_name] = int(row[0]) if row else 0
         connection.close()
@@ -450,6 +475,7 @@ TASKS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
 def main(argv: list[str]) -> int:
     task, config_path, result_path = argv
     config = json.loads(Path(config_path).read_text())
+    os.environ.update(config.get("env") or {})  # experiments: dlt configuration by environment
     result = TASKS[task](config)
     result["task"] = task
     result["process_seconds"] = time.perf_counter() - STARTED
