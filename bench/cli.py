@@ -629,6 +629,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not options.no_rate_limits:
         figures["rate_limits"] = run_rate_limits(options, work)
     figures["load_average"]["end"] = harness.load_average()
+    figures["git_at_end"] = git_state()
     figures["duration_seconds"] = time.perf_counter() - started
     figures["targets"] = report.targets(figures)
     options.out.mkdir(parents=True, exist_ok=True)

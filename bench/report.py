@@ -240,6 +240,9 @@ def _intro(figures: Mapping[str, Any]) -> list[str]:
     machine, versions, git = figures["machine"], figures["versions"], figures["git"]
     load = figures["load_average"]
     dirty = " with uncommitted changes in sources/, pipelines/ or sandbox/" if git["dirty"] else ""
+    end = figures.get("git_at_end") or git
+    if end["commit"] != git["commit"]:
+        dirty += f" (commit {end['commit']} when it ended: the code changed during the benchmark)"
     return [
         "# platform-sync benchmark",
         "",

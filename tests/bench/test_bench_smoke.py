@@ -13,7 +13,8 @@ from bench import cli, report
 from bench.listings import LIST_RESOURCES
 from bench.pageserver import request_key
 
-pytestmark = pytest.mark.xdist_group("bench_smoke")
+# The first test also sets the harness run up (about a minute and a half on 2 idle cores).
+pytestmark = [pytest.mark.xdist_group("bench_smoke"), pytest.mark.timeout(900)]
 
 
 def test_request_key_ignores_parameter_order_and_time_of_day() -> None:
