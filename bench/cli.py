@@ -152,6 +152,7 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
                 shutil.rmtree(directory / "pages", ignore_errors=True)
                 if not (name == "ours" and index == plan["ours"] - 1 and models_here):
                     _drop_databases(directory)
+                    shutil.rmtree(directory / "pipelines", ignore_errors=True)  # dlt's loaded packages
             runs.append(run)
         out["runs"] = runs
         out["contenders"] = {name: summarize(name, runs) for name in configs}
