@@ -61,8 +61,16 @@ class SourceContext:
 
     def offer_sale_ids(self, stream: Stream, rows: Rows) -> None:
         path = SALE_REFERENCES.get(stream.name)
-        if path:
+        if path and _sales_selected():
             self.sale_ids.offer(_dig(row, path) for row in rows)
+
+
+def _sales_selected() -> bool:
+    """Whether this extract runs `sales`: if it does not, nobody would take the offered ids."""
+    try:
+        return "sales" in dlt.current.source().resources.selected
+    except Exception:  # outside an extract (a reader driven by hand): keep the ids
+        return True
 
 
 def _dig(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
