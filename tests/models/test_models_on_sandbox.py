@@ -21,6 +21,30 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("dbt_models_sandbox")]
 TIME_SCALE = 600.0  # rate-limit windows of 0.1 s
 
 
+# (raw count, mart count) pairs that must agree: every raw row of the main tables reaches its mart, once.
+RAW_TO_MART = (
+    ("select count(*) from platform_raw.sales", "select count(*) from marts.fct_sales"),
+    ("select count(*) from platform_raw.sales__items", "select count(*) from marts.fct_sale_items"),
+    ("select count(*) from platform_raw.products", "select count(*) from marts.dim_products"),
+    ("select count(*) from platform_raw.subscriptions", "select count(*) from marts.fct_subscriptions"),
+    ("select count(*) from platform_raw.transfers", "select count(*) from marts.fct_transfers"),
+    ("select count(*) from platform_raw.events__tickets", "select count(*) from marts.event_attendance"),
+    (
+        "select count(*) from platform_raw.event_attendees",
+        "select sum(count_attendees) from marts.event_attendance",
+    ),
+    ("select count(distinct buyer__id) from platform_raw.sales", "select count(*) from marts.dim_customers"),
+    (
+        "select count(*) from platform_raw.lesson_comments",
+        "select sum(count_comments) from marts.course_engagement",
+    ),
+    (
+        "select count(*) from platform_raw.fiscal_documents",
+        "select sum(count_documents) from marts.fiscal_documents_status",
+    ),
+)
+
+
 @pytest.mark.parametrize(
     ("seed", "scale"), [pytest.param(2, 600, id="seed2-600"), pytest.param(5, 2000, id="seed5-2000")]
 )
@@ -51,34 +75,8 @@ def test_models_build_on_the_synced_sandbox(tmp_path: Path, seed: int, scale: in
             return row
 
         # every raw row of the main tables reaches its mart, once
-        assert one("select count(*) from platform_raw.sales") == one("select count(*) from marts.fct_sales")
-        assert one("select count(*) from platform_raw.sales__items") == one(
-            "select count(*) from marts.fct_sale_items"
-        )
-        assert one("select count(*) from platform_raw.products") == one(
-            "select count(*) from marts.dim_products"
-        )
-        assert one("select count(*) from platform_raw.subscriptions") == one(
-            "select count(*) from marts.fct_subscriptions"
-        )
-        assert one("select count(*) from platform_raw.transfers") == one(
-            "select count(*) from marts.fct_transfers"
-        )
-        assert one("select count(*) from platform_raw.events__tickets") == one(
-            "select count(*) from marts.event_attendance"
-        )
-        assert one("select count(*) from platform_raw.event_attendees") == one(
-            "select sum(count_attendees) from marts.event_attendance"
-        )
-        assert one("select count(distinct buyer__id) from platform_raw.sales") == one(
-            "select count(*) from marts.dim_customers"
-        )
-        assert one("select count(*) from platform_raw.lesson_comments") == one(
-            "select sum(count_comments) from marts.course_engagement"
-        )
-        assert one("select count(*) from platform_raw.fiscal_documents") == one(
-            "select sum(count_documents) from marts.fiscal_documents_status"
-        )
+        for raw, mart in RAW_TO_MART:
+            assert one(raw) == one(mart), (raw, mart)
         # the data exercises the rules the tests guard: refunds, subscriptions ended and active, MRR
         assert one("select count(*) from marts.fct_sales where is_refunded")[0] > 0
         assert one("select count(*) from marts.fct_subscriptions where ended_at is not null")[0] > 0
