@@ -1,0 +1,225 @@
+"""Pages of validated flat rows as Arrow tables: the fast path of the large paged lists.
+
+dlt's relational normalizer visits every value of every row in Python again after ``parse_record`` has
+validated it; a page handed to dlt as an Arrow table is written to parquet as it is (measured in
+``bench/``: normalizing was about 40% of a sync). So a page of rows of a flat model (no lists, hence no
+child tables; no free maps) is packed into one Arrow table with dlt's column names. Only the container
+changes: the values are the very ones ``parse_record`` returned, typed by the model.
+
+A page is left as rows (``page_table`` returns None) when Arrow cannot carry it exactly: a field the
+models do not know (dlt adds its column, the schema evolves), a decimal with more than 9 decimals or an
+integer beyond 64 bits. Models with lists or free maps always stay rows: dlt's normalizer owns child
+tables and json columns.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from functools import cache
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+import pyarrow as pa
+from dlt.common.normalizers.naming.snake_case import NamingConvention
+from pydantic import BaseModel
+
+from .hints import columns_for
+
+_NAMING = NamingConvention()
+
+# dlt's default decimal for DuckDB and most SQL destinations (our column hints carry no precision).
+DECIMAL = pa.decimal128(38, 9)
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+_BY_DLT_TYPE: dict[str, pa.DataType] = {
+    "bigint": pa.int64(),
+    "double": pa.float64(),
+    "decimal": DECIMAL,
+    "timestamp": TIMESTAMP,
+    "text": pa.string(),
+    "bool": pa.bool_(),
+}
+# Python type of a model field -> Arrow type; ``bool`` before ``int``: it is a subclass.
+_BY_PYTHON_TYPE: tuple[tuple[type, pa.DataType], ...] = (
+    (bool, pa.bool_()),
+    (int, pa.int64()),
+    (float, pa.float64()),
+    (Decimal, DECIMAL),
+    (datetime, TIMESTAMP),
+    (str, pa.string()),
+)
+
+# dlt checks an Arrow item's schema once per item (milliseconds for a wide table): pages are yielded
+# in tables of about this many rows, which bounds the memory they take too.
+BATCH_ROWS = 10_000
+
+# Failures of packing a value into its Arrow type (lost decimals, int overflow): the page stays rows.
+_PACKING_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
+
+
+class NotColumnar(TypeError):
+    """The model has a field Arrow cannot carry as a flat column; its pages stay rows."""
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """The keys of one object level of a row, and the shapes of its nested objects."""
+
+    keys: frozenset[str]
+    nested: tuple[tuple[str, _Shape], ...]
+
+    def holds(self, row: Mapping[str, Any]) -> bool:
+        """Whether the row has no key the model does not know, at any level."""
+        if not row.keys() <= self.keys:
+            return False
+        for key, shape in self.nested:
+            value = row.get(key)
+            if value is not None and not shape.holds(value):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a page of rows of one flat model becomes one Arrow table with dlt's column names."""
+
+    schema: pa.Schema  # nested, the API's keys, then the extra columns: what the rows are packed into
+    shape: _Shape
+    columns: tuple[tuple[str, str], ...]  # (dotted path in the flattened table, dlt column name)
+    table_schema: pa.Schema  # the flat table handed to dlt: dlt's names, nullable as the column hints say
+
+
+def columnar_layout(
+    model: type[BaseModel], extra_columns: Mapping[str, Mapping[str, Any]] | None = None
+) -> Layout | None:
+    """The layout of the model's rows plus the stream's extra columns, or None if the model has a list
+    or a free map (see the module's docstring)."""
+    extras = tuple(
+        (name, str(hint.get("data_type", "text")), bool(hint.get("nullable", True)))
+        for name, hint in (extra_columns or {}).items()
+    )
+    try:
+        return _layout(model, extras)
+    except NotColumnar:
+        return None
+
+
+@cache
+def _layout(model: type[BaseModel], extras: tuple[tuple[str, str, bool], ...]) -> Layout:
+    fields, shape = _struct(model)
+    extra_fields = [pa.field(name, _BY_DLT_TYPE[data_type], nullable) for name, data_type, nullable in extras]
+    shape = _Shape(shape.keys | {f.name for f in extra_fields}, shape.nested)
+    flat = list(_flat_fields(fields, (), ()))
+    hints = columns_for(model)
+    if len({name for _, name, _ in flat}) < len(flat):
+        raise NotColumnar(f"{model.__name__}: two fields with one column name")
+    # dlt warns on every page whose Arrow schema says otherwise than the column hints
+    table_fields = [
+        pa.field(name, arrow_type, bool(hints[name].get("nullable", True))) for _, name, arrow_type in flat
+    ]
+    return Layout(
+        schema=pa.schema([*fields, *extra_fields]),
+        shape=shape,
+        columns=(*((path, name) for path, name, _ in flat), *((f.name, f.name) for f in extra_fields)),
+        table_schema=pa.schema([*table_fields, *extra_fields]),
+    )
+
+
+def _struct(model: type[BaseModel]) -> tuple[list[pa.Field], _Shape]:
+    fields: list[pa.Field] = []
+    nested: list[tuple[str, _Shape]] = []
+    for key, info in model.model_fields.items():
+        tp = _unwrap(info.annotation)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            children, shape = _struct(tp)
+            fields.append(pa.field(key, pa.struct(children)))
+            nested.append((key, shape))
+        else:
+            fields.append(pa.field(key, _scalar(tp, f"{model.__name__}.{key}")))
+    return fields, _Shape(frozenset(model.model_fields), tuple(nested))
+
+
+def _scalar(tp: Any, where: str) -> pa.DataType:
+    if get_origin(tp) is Literal:
+        if all(isinstance(value, str) for value in get_args(tp)):
+            return pa.string()
+        raise NotColumnar(f"{where}: an enumeration of non-strings")
+    for py_type, arrow_type in _BY_PYTHON_TYPE:
+        if isinstance(tp, type) and issubclass(tp, py_type):
+            return arrow_type
+    raise NotColumnar(f"{where}: {tp!r} is not a flat column (a list or a free map)")
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip ``Annotated`` and ``| None``."""
+    while True:
+        origin = get_origin(tp)
+        if origin is Annotated:
+            tp = get_args(tp)[0]
+        elif origin is types.UnionType or origin is typing.Union:
+            args = [a for a in get_args(tp) if a is not type(None)]
+            if len(args) != 1:
+                raise NotColumnar(f"unions other than X | None: {tp!r}")
+            tp = args[0]
+        else:
+            return tp
+
+
+def _flat_fields(
+    fields: list[pa.Field], keys: tuple[str, ...], fragments: tuple[str, ...]
+) -> Iterator[tuple[str, str, pa.DataType]]:
+    """(dotted path, dlt column name, type) of every leaf: named exactly as dlt's relational normalizer
+    names flattened nested objects (see hints.py)."""
+    for f in fields:
+        path = (*keys, f.name)
+        names = (*fragments, _NAMING.normalize_path(f.name))
+        if pa.types.is_struct(f.type):
+            yield from _flat_fields(list(f.type), path, names)
+        else:
+            yield ".".join(path), _NAMING.shorten_fragments(*names), f.type
+
+
+def page_table(layout: Layout, rows: list[dict[str, Any]]) -> pa.Table | None:
+    """The rows (as ``parse_record`` returned them, plus extra columns) as one Arrow table with dlt's
+    column names, or None if Arrow cannot carry them exactly (the caller then yields the rows)."""
+    if not rows or not all(layout.shape.holds(row) for row in rows):
+        return None
+    try:
+        table = pa.Table.from_pylist(rows, schema=layout.schema)
+    except _PACKING_ERRORS:
+        return None
+    while any(pa.types.is_struct(t) for t in table.schema.types):
+        table = table.flatten()
+    by_path = dict(zip(table.column_names, table.columns, strict=True))
+    try:
+        return pa.Table.from_arrays([by_path[path] for path, _ in layout.columns], schema=layout.table_schema)
+    except _PACKING_ERRORS:
+        return None
+
+
+def packed_pages(layout: Layout | None, pages: Iterable[list[dict[str, Any]]]) -> Iterator[Any]:
+    """The pages in order, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows; the
+    others as the rows they are."""
+    if layout is None:
+        yield from pages
+        return
+    buffered: list[pa.Table] = []
+    count = 0
+    for rows in pages:
+        table = page_table(layout, rows)
+        if table is not None:
+            buffered.append(table)
+            count += table.num_rows
+            if count < BATCH_ROWS:
+                continue
+        if buffered:
+            yield pa.concat_tables(buffered)
+            buffered, count = [], 0
+        if table is None and rows:
+            yield rows
+    if buffered:
+        yield pa.concat_tables(buffered)
