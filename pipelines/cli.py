@@ -77,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
         "--full-refresh", action="store_true", help="drop the tables and state, load everything again"
     )
     sync_cmd.add_argument(
+        "--rescan",
+        action="store_true",
+        help="read the full-scan resources now, even those whose last scan is younger than rescan_hours",
+    )
+    sync_cmd.add_argument(
         "--destination", default=DEFAULT_DESTINATION, help="any dlt destination (default duckdb)"
     )
     sync_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
@@ -116,7 +121,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run_sync(options: argparse.Namespace) -> int:
     resources = [r.strip() for r in options.resources.split(",") if r.strip()] if options.resources else None
-    source_options = {"start_date": options.start_date} if options.start_date else {}
+    source_options: dict[str, object] = {"start_date": options.start_date} if options.start_date else {}
+    if options.rescan:
+        source_options["rescan"] = True
     pipeline = make_pipeline(options.destination, options.dataset, progress=not options.no_progress)
     result = sync(pipeline, resources, options.full_refresh, source_options)
     print_summary(result)

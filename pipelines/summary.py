@@ -22,6 +22,14 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
     print("", file=out)
     steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in result.seconds.items())
     print(f"time: {steps}", file=out)
+    for resource, reason in sorted(result.report.not_due.items()):
+        print(f"{resource}: not due ({reason})", file=out)
+    if result.report.not_due:
+        print(
+            "resources not due keep their tables as last loaded (rescan_hours); "
+            "`platform-sync sync --rescan` reads them now.",
+            file=out,
+        )
     for resource, reason in result.report.skipped.items():
         print(f"SKIPPED {resource}: {reason}", file=out)
     for resource, reason in result.report.failed.items():

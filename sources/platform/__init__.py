@@ -17,14 +17,16 @@ from dlt.extract.resource import DltResource
 from sources.platform import readers
 from sources.platform.client import PlatformClient
 from sources.platform.models import columns_for, nested_hints_for
-from sources.platform.readers import Rows, SourceContext
+from sources.platform.readers import Batch, Rows, SourceContext
 from sources.platform.report import RunReport
+from sources.platform.rescan import scan_when_due
 from sources.platform.sales import SaleIdQueue
 from sources.platform.settings import (
     DEFAULT_COMMUNITY_DAYS,
     DEFAULT_FISCAL_LAG_DAYS,
     DEFAULT_FISCAL_WINDOW_DAYS,
     DEFAULT_ITEMS_PER_PAGE,
+    DEFAULT_RESCAN_HOURS,
     DEFAULT_SALES_CONCURRENCY,
     DEFAULT_SALES_MAX_REQUESTS,
     DEFAULT_SALES_RECHECK_HOURS,
@@ -34,11 +36,13 @@ from sources.platform.settings import (
     SourceSettings,
     int_ids,
     non_negative,
+    parse_rescan_hours,
+    parse_rescan_hours_by_resource,
     parse_schools,
     parse_start_date,
     positive,
 )
-from sources.platform.streams import STREAMS, Stream
+from sources.platform.streams import FULL_SCANS, STREAMS, Stream
 
 __all__ = ["RunReport", "platform_source"]
 
@@ -81,6 +85,9 @@ def platform_source(
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS,
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS,
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY,
+    rescan_hours: float = DEFAULT_RESCAN_HOURS,
+    rescan_hours_by_resource: Mapping[str, float] | None = None,
+    rescan: bool = False,
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
@@ -96,6 +103,9 @@ def platform_source(
         access_token: The bearer token (`platform-sync auth` stores one in `.dlt/secrets.toml`).
         start_date: Lower bound of the date-windowed resources on their first run.
         event_ids, community_ids, sale_ids, course_ids, schools: Ids the API gives no way to list.
+        rescan_hours: A full-scan resource (`Stream.full_scan`) whose last complete scan is younger than
+            this is not read (0: read every run); `rescan_hours_by_resource` overrides it per resource.
+        rescan: Read every full-scan resource in this run, however recent its last scan.
         granted_scopes: Scopes of the token as granted by the token exchange, if known: resources whose
             scope is missing are skipped without a request.
         client: An API client to use instead of one built from config (tests, custom transports).
@@ -119,6 +129,9 @@ def platform_source(
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
         strict_enums=strict_enums,
         granted_scopes=frozenset(granted_scopes) if granted_scopes else None,
+        rescan_hours=parse_rescan_hours("rescan_hours", rescan_hours),
+        rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
+        rescan=rescan,
     )
     if client is None:
         client = PlatformClient(
@@ -144,8 +157,13 @@ def platform_source(
 def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
     read = READERS[stream.name]
 
-    def rows() -> Iterator[Rows]:
-        yield from readers.guarded(ctx, stream, lambda: read(ctx))
+    def scan() -> Iterator[Rows]:
+        if stream.full_scan:
+            return scan_when_due(ctx, stream, lambda: read(ctx))
+        return read(ctx)
+
+    def rows() -> Iterator[Batch]:
+        yield from ctx.pack(stream, readers.guarded(ctx, stream, scan))
 
     return dlt.resource(
         rows,

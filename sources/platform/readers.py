@@ -11,15 +11,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 import dlt
 import pendulum
+import pyarrow as pa
 
 from sources.platform.client import PlatformClient
 from sources.platform.cursor import Cursor
 from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
 from sources.platform.models import RecordValidationError, parse_record
+from sources.platform.models.columnar import columnar_layout, packed_pages
 from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.report import RunReport
 from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, drain
@@ -30,6 +32,7 @@ from sources.platform.windows import date_windows, iso_z
 logger = logging.getLogger("platform_sync.source")
 
 Rows = list[dict[str, Any]]
+Batch: TypeAlias = Rows | pa.Table  # what a resource yields: rows, or the same rows packed as an Arrow table
 
 
 @dataclass
@@ -52,6 +55,11 @@ class SourceContext:
                 row.update(extra)
             rows.append(row)
         return rows
+
+    def pack(self, stream: Stream, pages: Iterable[Rows]) -> Iterator[Batch]:
+        """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
+        row by row), else as they are; see `models/columnar.py`."""
+        return packed_pages(columnar_layout(stream.model, stream.extra_columns), pages)
 
     def missing_scopes(self, stream: Stream) -> list[str]:
         granted = self.settings.granted_scopes
@@ -85,15 +93,26 @@ def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Rows
     try:
         if missing := ctx.missing_scopes(stream):
             ctx.report.skip(stream.name, _scope_message(stream, missing))
+            keep_replaced_table(stream)
             return
         yield from read()
     except MissingScopeError as exc:
         ctx.report.skip(stream.name, str(exc))
+        keep_replaced_table(stream)
     except (PlatformError, RecordValidationError) as exc:
         ctx.report.fail(stream.name, str(exc))
+        keep_replaced_table(stream)
     finally:
         if stream.name in SALE_REFERENCES:
             ctx.sale_ids.finish(stream.name)
+
+
+def keep_replaced_table(stream: Stream) -> None:
+    """dlt empties the table of a `replace` resource that yielded nothing; a resource that was not read
+    (failed, skipped, not due) must keep its table: for this extract its rows are not loaded at all.
+    (The `replace` readers yield all or nothing: see `read_product_children`.)"""
+    if stream.write_disposition == "replace":
+        dlt.current.source().resources[stream.name].apply_hints(write_disposition="skip")
 
 
 def _scope_message(stream: Stream, missing: list[str]) -> str:

@@ -12,12 +12,14 @@ logger = logging.getLogger("platform_sync.source")
 
 @dataclass
 class RunReport:
-    """Resources skipped (a missing scope) or failed (an error after retries) in this run.
+    """Resources skipped (a missing scope) or failed (an error after retries) in this run, and full-scan
+    resources not read because their last complete scan is recent (`not_due`, which is no problem).
 
     The source records into it; the command line prints it and exits non-zero when it is not clean.
     Thread-safe, since resources run in dlt's extract thread pool.
     """
 
+    not_due: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -31,6 +33,12 @@ class RunReport:
     @property
     def requests(self) -> dict[str, int]:
         return self._count_requests() if self._count_requests else {}
+
+    def mark_not_due(self, resource: str, reason: str) -> None:
+        """Not read by design this run: its table stays as loaded, and the run is not partial."""
+        with self._lock:
+            self.not_due[resource] = reason
+        logger.info("%s not due: %s", resource, reason)
 
     def skip(self, resource: str, reason: str) -> None:
         with self._lock:

@@ -6,7 +6,7 @@ before the first request, so a typo fails fast with a message that says what to 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,6 +25,8 @@ DEFAULT_SALES_MAX_REQUESTS = 5000
 DEFAULT_SALES_REFRESH_DAYS = 30
 DEFAULT_SALES_RECHECK_HOURS = 24.0
 DEFAULT_SALES_CONCURRENCY = 4
+DEFAULT_RESCAN_HOURS = 6.0
+MAX_RESCAN_HOURS = 100 * 365 * 24  # "practically never", and still a date a datetime can hold
 
 # A sale in one of these states never changes again, so it is never re-fetched.
 FINAL_SALE_STATUSES = frozenset({"refunded", "canceled", "expired", "duplicated"})
@@ -58,6 +60,13 @@ class SourceSettings:
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
     strict_enums: bool = True
     granted_scopes: frozenset[str] | None = field(default=None)
+    rescan_hours: float = DEFAULT_RESCAN_HOURS
+    rescan_hours_by_resource: Mapping[str, float] = field(default_factory=dict)
+    rescan: bool = False
+
+    def rescan_interval_hours(self, resource: str) -> float:
+        """How long a complete scan of the full-scan resource `resource` stays fresh."""
+        return self.rescan_hours_by_resource.get(resource, self.rescan_hours)
 
 
 def parse_start_date(value: str | datetime) -> datetime:
@@ -106,6 +115,35 @@ def parse_schools(value: Sequence[Mapping[str, Any]] | None) -> tuple[School, ..
             )
         )
     return tuple(schools)
+
+
+def parse_rescan_hours_by_resource(
+    value: Mapping[str, Any] | None, full_scans: Collection[str]
+) -> dict[str, float]:
+    """Validate `rescan_hours_by_resource = {products = 24, transfers = 0}`: full-scan resources only."""
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigurationError(
+            "rescan_hours_by_resource must be a table of resource = hours, e.g. {products = 24}; "
+            f"got {value!r}"
+        )
+    overrides = dict(value or {})
+    unknown = sorted(name for name in overrides if name not in full_scans)
+    if unknown:
+        raise ConfigurationError(
+            f"rescan_hours_by_resource: {', '.join(map(repr, unknown))} is not a full-scan resource; "
+            f"the full-scan resources are: {', '.join(full_scans)} (the others are incremental and read "
+            "every run)"
+        )
+    return {name: parse_rescan_hours(f"rescan_hours_by_resource.{name}", h) for name, h in overrides.items()}
+
+
+def parse_rescan_hours(name: str, value: float) -> float:
+    hours = non_negative(name, value)
+    if not hours <= MAX_RESCAN_HOURS:  # NaN fails this too
+        raise ConfigurationError(
+            f"{name} must be at most {MAX_RESCAN_HOURS} hours (a century), got {value!r}"
+        )
+    return hours
 
 
 def positive(name: str, value: int) -> int:

@@ -25,6 +25,8 @@ class Stream:
     write_disposition: WriteDisposition
     extra_columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
+    # Read whole each time (the API has no update filter): read again only every `rescan_hours`.
+    full_scan: bool = False
 
 
 TEXT_KEY = {"data_type": "text", "nullable": False}
@@ -44,7 +46,8 @@ STREAMS: dict[str, Stream] = {
             models.Product,
             ("id",),
             "merge",
-            description="Products, full scan each run, merged on id.",
+            description="Products, a full scan every rescan_hours, merged on id.",
+            full_scan=True,
         ),
         Stream(
             "product_campaigns",
@@ -53,7 +56,8 @@ STREAMS: dict[str, Stream] = {
             ("product_id", "id"),
             "replace",
             {"product_id": TEXT_KEY},
-            "Campaigns of every product, a complete snapshot each run.",
+            "Campaigns of every product, a complete snapshot every rescan_hours.",
+            full_scan=True,
         ),
         Stream(
             "product_partners",
@@ -62,7 +66,8 @@ STREAMS: dict[str, Stream] = {
             ("product_id", "id"),
             "replace",
             {"product_id": TEXT_KEY},
-            "Partners of every product, a complete snapshot each run.",
+            "Partners of every product, a complete snapshot every rescan_hours.",
+            full_scan=True,
         ),
         Stream(
             "affiliations",
@@ -70,7 +75,8 @@ STREAMS: dict[str, Stream] = {
             models.Affiliation,
             ("id",),
             "merge",
-            description="Affiliations, full scan each run, merged on id.",
+            description="Affiliations, a full scan every rescan_hours, merged on id.",
+            full_scan=True,
         ),
         Stream(
             "transfers",
@@ -78,7 +84,8 @@ STREAMS: dict[str, Stream] = {
             models.Transfer,
             ("id",),
             "merge",
-            description="Transfers, full scan each run (statuses change), merged on id.",
+            description="Transfers, a full scan every rescan_hours (statuses change), merged on id.",
+            full_scan=True,
         ),
         Stream(
             "subscriptions",
@@ -110,7 +117,8 @@ STREAMS: dict[str, Stream] = {
             models.TicketedEvent,
             ("id",),
             "merge",
-            description="Configured ticketed events with their tickets and lots.",
+            description="Configured ticketed events with their tickets and lots, every rescan_hours.",
+            full_scan=True,
         ),
         Stream(
             "event_attendees",
@@ -127,7 +135,8 @@ STREAMS: dict[str, Stream] = {
             ("team_slug", "student_slug", "course__name"),
             "merge",
             {"team_slug": TEXT_KEY, "student_slug": TEXT_KEY},
-            "Enrollments of the configured students of each school.",
+            "Enrollments of the configured students of each school, every rescan_hours.",
+            full_scan=True,
         ),
         Stream(
             "deliveries",
@@ -136,7 +145,8 @@ STREAMS: dict[str, Stream] = {
             ("team_slug", "id"),
             "merge",
             {"team_slug": TEXT_KEY},
-            "Configured deliveries of each school.",
+            "Configured deliveries of each school, every rescan_hours.",
+            full_scan=True,
         ),
         Stream(
             "community_top_posts",
@@ -145,7 +155,8 @@ STREAMS: dict[str, Stream] = {
             ("community_id", "id", "snapshot_at"),
             "append",
             SNAPSHOT_COLUMNS,
-            "The five most commented posts of each community, a snapshot appended each run.",
+            "The five most commented posts of each community, a snapshot appended every rescan_hours.",
+            full_scan=True,
         ),
         Stream(
             "community_commenters",
@@ -154,7 +165,8 @@ STREAMS: dict[str, Stream] = {
             ("community_id", "id", "snapshot_at"),
             "append",
             SNAPSHOT_COLUMNS,
-            "Members who commented in each community, a snapshot appended each run.",
+            "Members who commented in each community, a snapshot appended every rescan_hours.",
+            full_scan=True,
         ),
         Stream(
             "lesson_comments",
@@ -163,7 +175,8 @@ STREAMS: dict[str, Stream] = {
             ("id",),
             "merge",
             {"course_id": {"data_type": "bigint", "nullable": True}},
-            description="Lesson comments, full scan each run (flags change), merged on id.",
+            description="Lesson comments, a full scan every rescan_hours (flags change), merged on id.",
+            full_scan=True,
         ),
         Stream(
             "webhook_origins",
@@ -171,10 +184,14 @@ STREAMS: dict[str, Stream] = {
             models.WebhookOrigin,
             ("id",),
             "replace",
-            description="Webhook origins and their event kinds, replaced each run.",
+            description="Webhook origins and their event kinds, replaced every rescan_hours.",
+            full_scan=True,
         ),
     )
 }
+
+# The resources read whole, at most once per `rescan_hours` (`rescan.py`).
+FULL_SCANS: tuple[str, ...] = tuple(name for name, stream in STREAMS.items() if stream.full_scan)
 
 # The resources whose rows reference sales, and where.
 SALE_REFERENCES: dict[str, tuple[str, ...]] = {

@@ -113,7 +113,7 @@ def test_auth_exchanges_a_code_and_the_next_sync_uses_the_stored_token(tmp_path)
         env["SOURCES__PLATFORM__CLIENT_SECRET"] = "sandbox-demo-secret"
         (tmp_path / ".dlt").mkdir()
         secrets = tmp_path / ".dlt" / "secrets.toml"
-        secrets.write_text("# my secrets\n[sources.platform]\nclient_id = \"sandbox-demo\"\n")
+        secrets.write_text('# my secrets\n[sources.platform]\nclient_id = "sandbox-demo"\n')
 
         result = run_cli(["auth", "--code", code], env, tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr

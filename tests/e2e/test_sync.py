@@ -10,6 +10,7 @@ from pipelines.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sandbox.world import SyntheticWorld
 from sources.platform.operations import OPERATIONS
+from sources.platform.streams import FULL_SCANS
 from tests.e2e.api_truth import ApiTruth
 from tests.e2e.conftest import ids, query, source_options
 
@@ -82,10 +83,15 @@ def test_second_run_brings_exactly_the_changes_with_few_requests(sandbox, make_p
     by_operation = requests["operations"]
     assert sum(by_operation["list_subscriptions"].values()) == 1
     assert sum(by_operation["list_attendees"].values()) == len(options["event_ids"])
+    # the full scans are not due before `rescan_hours`: the incremental reads are all that is asked
+    incremental = {"list_subscriptions", "list_attendees", "list_fiscal_documents"}
+    assert set(by_operation) - {"sale_details"} == incremental
+    assert set(unchanged.report.not_due) == set(FULL_SCANS) and not unchanged.is_partial
 
     sales_before = len(ids(pipeline, "sales"))
     sandbox.advance(3 * 86400)
-    changed = sync(pipeline, source_options=options)
+    # Three days on, every full scan is due; our clock did not move with the world's, so `rescan` says it.
+    changed = sync(pipeline, source_options={**options, "rescan": True})
     assert changed.rows.get("subscriptions", 0) > 0
     assert_warehouse_matches_api(pipeline, sandbox, token)
     assert len(ids(pipeline, "sales")) > sales_before  # new sales were discovered
@@ -101,6 +107,34 @@ def test_missing_scope_skips_only_its_resources(sandbox, make_pipeline):
     assert "store_financial_read" in result.report.skipped["transfers"]
     assert result.is_partial
     assert result.rows["products"] > 0 and result.rows["subscriptions"] > 0 and result.rows["sales"] > 0
+
+
+def test_snapshot_tables_survive_a_run_that_cannot_read_them(sandbox, make_pipeline):
+    """`replace` tables (product campaigns and partners) keep their rows when a later run skips or
+    fails them: dlt would otherwise replace them with nothing."""
+    pipeline = make_pipeline()
+    options = source_options(sandbox, sandbox.token())
+    sync(pipeline, source_options=options)
+    snapshot = {t: query(pipeline, f"select _dlt_id from {t} order by 1") for t in ("product_campaigns",)}
+    assert snapshot["product_campaigns"]
+
+    every_scope = {scope for operation in OPERATIONS for scope in operation.scopes}
+    without_products = sorted(every_scope - {"store_products_read"})
+    skipped = sync(
+        pipeline,
+        resources=["product_campaigns"],
+        source_options={**options, "access_token": sandbox.token(without_products), "rescan": True},
+    )
+    assert set(skipped.report.skipped) == {"product_campaigns"}
+    sandbox.set_faults("error=1.0")
+    failed = sync(
+        pipeline,
+        resources=["product_campaigns"],
+        source_options={**options, "rescan": True, "max_retries": 1},
+    )
+    sandbox.set_faults(None)
+    assert set(failed.report.failed) == {"product_campaigns"}
+    assert {t: query(pipeline, f"select _dlt_id from {t} order by 1") for t in snapshot} == snapshot
 
 
 @pytest.mark.parametrize("faults", ["error=0.15,seed=5", "drop=0.08,truncate=0.08,seed=6"])
