@@ -21,7 +21,8 @@ INCREMENTAL_SHARE_MAX = 0.05
 PEAK_MB_MAX = 500.0
 PEAK_GROWTH_MAX = 1.5
 
-ORDER = ("ours", "ours_arrow", "floor", "rest_api_parquet", "rest_api")
+# Contenders shown, in this order (figures of contenders since removed are ignored).
+ORDER = ("ours", "floor", "rest_api_parquet", "rest_api")
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -157,7 +158,6 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
 STYLES = {
     "floor": "k--o",
     "ours": "C0-o",
-    "ours_arrow": "C2:o",
     "rest_api_parquet": "C1-s",
     "rest_api": "C3-^",
 }
@@ -194,7 +194,10 @@ def chart(figures: Mapping[str, Any], path: Path) -> None:
 
     for axis in (left, right):
         axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
-        axis.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
+        # a range within one decade (memory: 300-900 MB) would show no number at all otherwise
+        axis.yaxis.set_minor_formatter(
+            FuncFormatter(lambda value, _: f"{value:,.0f}" if f"{value:.0f}"[0] in "25" else "")
+        )
     left.set_ylabel("rows per second (median)")
     left.set_title("Throughput, extract to load")
     right.set_ylabel("peak resident memory, MB (median)")
@@ -271,9 +274,6 @@ def _headline(figures: Mapping[str, Any], scales: list[dict[str, Any]]) -> list[
         value = _median_ratio(entry, "rest_api_parquet_over_ours")
         if value is not None:
             parts.append(f"rest_api with parquet files takes **{_fmt(value)}x** our time")
-        value = _median_ratio(entry, "ours_arrow_over_ours")
-        if value is not None:
-            parts.append(f"our source yielding Arrow pages (prototype) takes {_fmt(value)}x our time")
         peak = dig(entry, "contenders", "ours", "median", "peak_rss_mb")
         parts.append(f"peak memory {_fmt(peak, 0)} MB")
         lines.append(f"- **{_scale_name(entry)} rows**: " + "; ".join(parts) + ".")
@@ -330,8 +330,8 @@ def _throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]
     lines += [
         "",
         "| scale | world scale | pages | ours / floor | rest_api defaults / ours | rest_api parquet / ours "
-        "| Arrow prototype / ours | same rows for all |",
-        "|---|---|---|---|---|---|---|---|",
+        "| same rows for all |",
+        "|---|---|---|---|---|---|---|",
     ]
     for entry in scales:
         same = entry["same_data"]
@@ -340,7 +340,6 @@ def _throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]
             f"| {_x(_median_ratio(entry, 'ours_over_floor'))} "
             f"| {_x(_median_ratio(entry, 'rest_api_over_ours'))} "
             f"| {_x(_median_ratio(entry, 'rest_api_parquet_over_ours'))} "
-            f"| {_x(_median_ratio(entry, 'ours_arrow_over_ours'))} "
             f"| {'yes' if same['equal'] else 'no: ' + json.dumps(same['items_by_contender'])} |"
         )
     lines += ["", "Where our sync's time goes (median step times, share of extract + normalize + load):", ""]
@@ -366,7 +365,7 @@ def _throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]
             f"{_rows(rec['pages'])} pages ({rec['bytes'] / 1e6:,.0f} MB) "
             f"in {_fmt(rec['seconds'], 1)} s, {_fmt(rec['pages_per_second'], 0)} pages/s{reused}; the page "
             f"server in {_fmt(fetch, 1)} s "
-            f"({_fmt(ratio(rec['seconds'], fetch), 1)}x faster). Page server CPU "
+            f"({_x(ratio(fetch, rec['seconds']))} the sandbox's time). Page server CPU "
             f"during one run of ours: {_fmt(dig(entry, 'page_server', 'cpu_seconds_per_run', 'ours'), 1)} s; "
             f"requests it had to pass to the sandbox during measured runs: "
             f"{entry['page_server']['misses_during_measured_runs']}."
@@ -418,7 +417,7 @@ def _models_section(scales: list[dict[str, Any]]) -> list[str]:
         "On the DuckDB file of the last measured sync at each scale, completed by a second sync of the "
         "resources that are not paged lists (sale details of the first sale ids referenced, capped; product "
         "campaigns and partners; events; deliveries; top posts; webhook origins), `dbt build` "
-        "(`pipelines.models.run_models`) runs several times.",
+        "(`pipelines.models.run_models`) runs as many times as the table says.",
         "",
         "| scale | raw rows | DuckDB MB | runs | dbt build median s | min-max s | nodes | all ok |",
         "|---|---|---|---|---|---|---|---|",
@@ -455,18 +454,19 @@ def _rate_limit_section(limits: Mapping[str, Any] | None) -> list[str]:
     first = limits["runs"][0]
     bound = first["bound"]
     window = 60 / limits["time_scale"]
+    limit = bound["limit_per_window"]
     steps = med.get("full_steps") or {}
     full_steps = " / ".join(_fmt(steps.get(step), 1) for step in ("extract", "normalize", "load"))
     projected_ratio, projected_share = _real_time_projection(limits)
     lines = [
         "## Request economy with rate limits on",
         "",
-        f"World scale {limits['world_scale']:,}; sandbox and client time scale {limits['time_scale']:g} (30 "
-        f"requests a minute become 30 per {window:g} s). A full sync of every resource with the default "
-        "settings (sale details up to `sales_max_requests` = 5000) against the sandbox with its limits on, "
-        "then a run with nothing new on the same pipeline folder and DuckDB file. The bound is the slowest "
-        "rate-limited operation's requests divided by its rate; the sandbox's buckets start full, so the "
-        "burst-aware bound subtracts one window's worth.",
+        f"World scale {limits['world_scale']:,}; sandbox and client time scale {limits['time_scale']:g} "
+        f"({limit} requests a minute become {limit} per {window:g} s). A full sync of every resource with "
+        "the default settings (sale details up to `sales_max_requests` = 5000) against the sandbox with "
+        "its limits on, then a run with nothing new on the same pipeline folder and DuckDB file. The bound "
+        "is the slowest rate-limited operation's requests divided by its rate; the sandbox's buckets start "
+        "full, so the burst-aware bound subtracts one window's worth.",
         "",
         f"| figure | median of {_runs_text(len(limits['runs']))} |",
         "|---|---|",
@@ -484,10 +484,11 @@ def _rate_limit_section(limits: Mapping[str, Any] | None) -> list[str]:
         f"| incremental / full, requests | {_pct(med['incremental_request_share'])} |",
         "",
         f"Projection, not measured: at the API's real time scale (1) the bound and the rate-governed extract "
-        f"grow {limits['time_scale']:g} times while normalize, load and start-up do not, so the same full "
-        f"sync would take about {_x(projected_ratio)} the bound and the run with nothing new about "
+        f"grow {limits['time_scale']:g} times while normalize, load and the rest of the run do not, so the "
+        f"same full sync would take about {_x(projected_ratio)} the bound and the run with nothing new about "
         f"{_pct(projected_share)} of its time (the request share does not depend on the time scale).",
         "",
+        *_not_due_text(first["incremental"]),
         "Requests by operation in the first run:",
         "",
         "| operation | full | incremental | its own bound, s |",
@@ -504,9 +505,25 @@ def _rate_limit_section(limits: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+def _not_due_text(incremental: Mapping[str, Any]) -> list[str]:
+    """Which full-scan resources the run with nothing new left unread (figures from before `rescan_hours`
+    existed do not say, and get no sentence)."""
+    if "not_due" not in incremental:
+        return []
+    not_due = incremental["not_due"]
+    if not not_due:
+        return ["The run with nothing new read every resource again, the full-scan ones included.", ""]
+    return [
+        f"The run with nothing new skipped {len(not_due)} full-scan resources (which the API gives only "
+        f"whole), as their last complete scan is younger than `rescan_hours`: {', '.join(not_due)}. Its "
+        "requests are those of the other resources.",
+        "",
+    ]
+
+
 def _real_time_projection(limits: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """Wall time / bound and incremental / full time if the windows were not shortened: the extract
-    (paced by the limits) scales with the time scale, the other steps and the start-up do not."""
+    (paced by the limits) scales with the time scale, the rest of the run does not."""
     med = limits["median"]
     scale = float(limits["time_scale"])
     extract = (med.get("full_steps") or {}).get("extract")
@@ -523,6 +540,7 @@ def _real_time_projection(limits: Mapping[str, Any]) -> tuple[float | None, floa
 def _method_section(figures: Mapping[str, Any]) -> list[str]:
     settings = figures["settings"]
     workers = settings["extract_workers"]
+    memory_limit = f" ({settings['duckdb_memory_limit']})" if settings.get("duckdb_memory_limit") else ""
     return [
         "## Method",
         "",
@@ -549,15 +567,12 @@ def _method_section(figures: Mapping[str, Any]) -> list[str]:
         f"workers = {workers}`). The client's own pacing is "
         "off (`rate_limit_time_scale` = 1e6), as the sandbox "
         "enforces no limits here. Contenders run in a rotating order within each run. "
-        f"{settings['runs']} runs per scale, {settings['large_runs']} "
+        f"{_runs_text(settings['runs'])} per scale, {settings['large_runs']} "
         f"from {settings['large_rows']:,} rows on.",
         "- **Ours**: `pipelines.platform_pipeline.sync(make_pipeline(...), resources=<list resources>)`: "
-        "pydantic validation, dlt extract, normalize to parquet, merge into DuckDB.",
-        "- **Arrow prototype** (bench only, `bench/worker.py`): the same source, with each page of validated "
-        "rows turned into an Arrow table (schema from the "
-        "resource's column hints) before dlt sees it, so dlt "
-        "skips its normalizer. Nested lists stay JSON text columns instead of child tables: it shows the "
-        "speed of that path, not a drop-in replacement.",
+        "pydantic validation, then pages of flat models packed into Arrow tables (dlt writes them to "
+        "parquet without normalizing), models with lists normalized by dlt into child tables; merge into "
+        f"DuckDB with its memory limit{memory_limit}.",
         "- **rest_api**: `dlt.sources.rest_api.rest_api_source`, one resource per listing (same path and "
         "query, `page_number` paginator on `page` from 1 with "
         "`total_path` `pages`, `itemsPerPage` 100, bearer "

@@ -83,27 +83,10 @@ def _duckdb_env(workdir: Path, name: str) -> Path:
 # ------------------------------------------------------------------------------------------------ ours
 
 
-def cheap_page_fingerprints() -> None:
-    """Experiment: the page walk's loop check fingerprints a page by the ids of its items instead of a
-    sorted-keys JSON dump of every item (what `sources.platform.paging._fingerprint` does)."""
-    import hashlib
-
-    from sources.platform import paging
-
-    def fingerprint(items: list[dict[str, Any]]) -> str:
-        ids = "\x1f".join(str(item.get("id", item.get("document", ""))) for item in items)
-        return hashlib.blake2b(ids.encode(), digest_size=16).hexdigest()
-
-    paging._fingerprint = fingerprint  # type: ignore[assignment]
-
-
 def run_ours(config: Mapping[str, Any]) -> dict[str, Any]:
     workdir = Path(config["workdir"])
     database = _duckdb_env(workdir, "ours")
     from pipelines.platform_pipeline import make_pipeline, sync
-
-    if config.get("cheap_page_fingerprints"):
-        cheap_page_fingerprints()
 
     imported = time.perf_counter() - STARTED
     pipeline = make_pipeline(pipelines_dir=workdir / "pipelines")
@@ -129,6 +112,7 @@ def run_ours(config: Mapping[str, Any]) -> dict[str, Any]:
         "requests": dict(result.requests),
         "failed": dict(result.report.failed),
         "skipped": dict(result.report.skipped),
+        "not_due": sorted(result.report.not_due),
         "warnings": list(result.report.warnings)[:20],
         "peak_rss_mb": sync_peak,
         "memory": memory,
@@ -170,110 +154,6 @@ def loaded_sale_ids(database: Path, limit: int) -> list[str]:
             [limit],
         ).fetchall()
     return [str(row[0]) for row in rows]
-
-
-# ------------------------------------------------------------------------------- ours, Arrow prototype
-
-
-class ArrowPages:
-    """Turns one page of validated rows into an Arrow table with a fixed schema from the resource's hints.
-
-    Nested objects become `parent__child` columns named as dlt's normalizer names them; lists (which dlt
-    would turn into child tables) and columns declared `json` are kept as JSON text."""
-
-    def __init__(self, columns: Mapping[str, Any], list_columns: set[str], capabilities: Any) -> None:
-        import pyarrow as pa
-        from dlt.common.libs.pyarrow import columns_to_arrow
-        from dlt.common.normalizers.naming.snake_case import NamingConvention
-
-        declared = {name: dict(hints) for name, hints in columns.items() if name not in list_columns}
-        schema = columns_to_arrow(declared, capabilities, "UTC")  # type: ignore[arg-type]
-        for name in sorted(list_columns):
-            schema = schema.append(pa.field(name, pa.string()))
-        self.schema = schema
-        self.text_columns = list_columns | {n for n, h in declared.items() if h.get("data_type") == "json"}
-        self.naming = NamingConvention()
-        self._names: dict[tuple[str, str], str] = {}
-
-    def _name(self, prefix: str, key: str) -> str:
-        name = self._names.get((prefix, key))
-        if name is None:
-            part = self.naming.normalize_identifier(key)
-            name = self._names[(prefix, key)] = f"{prefix}__{part}" if prefix else part
-        return name
-
-    def flatten(
-        self, row: Mapping[str, Any], prefix: str = "", out: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        import orjson
-
-        flat: dict[str, Any] = {} if out is None else out
-        for key, value in row.items():
-            name = self._name(prefix, key)
-            if name in self.text_columns:
-                flat[name] = None if value is None else orjson.dumps(value, default=str).decode()
-            elif isinstance(value, dict):
-                self.flatten(value, name, flat)
-            else:
-                flat[name] = value
-        return flat
-
-    def __call__(self, rows: Any) -> Any:
-        import pyarrow as pa
-
-        if not isinstance(rows, list) or not rows:
-            return rows
-        return pa.Table.from_pylist([self.flatten(row) for row in rows], schema=self.schema)
-
-
-def run_ours_arrow(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Our source with each page handed to dlt as an Arrow table instead of dicts (a bench-only
-    prototype: dlt neither normalizes nor splits Arrow tables, so nested lists land as JSON text columns,
-    not child tables)."""
-    workdir = Path(config["workdir"])
-    database = _duckdb_env(workdir, "ours")
-    from dlt.extract.items_transform import ItemTransform
-
-    from pipelines.platform_pipeline import make_pipeline
-    from sources.platform import platform_source
-    from sources.platform.models import child_tables_for
-    from sources.platform.streams import STREAMS
-
-    class PageToArrow(ItemTransform[Any, dict[str, Any]]):
-        placement_affinity = 1.0  # after every other step
-
-        def __call__(self, item: Any, meta: Any = None) -> Any:
-            return self._f(item)  # type: ignore[call-arg]
-
-    imported = time.perf_counter() - STARTED
-    pipeline = make_pipeline(pipelines_dir=workdir / "pipelines")
-    timeline = Timeline()
-    timeline.start()
-    started = time.perf_counter()
-    source = platform_source(**config["source_options"]).with_resources(*config["resources"])
-    capabilities = pipeline.destination.capabilities()
-    for name in config["resources"]:
-        resource = source.resources[name]
-        model = STREAMS[name].model
-        list_columns = {"__".join(path[:1]) for path in child_tables_for(model)}
-        resource.add_step(PageToArrow(ArrowPages(resource.columns, list_columns, capabilities)))  # type: ignore[arg-type]
-    pipeline.run(source, loader_file_format="parquet")
-    seconds = time.perf_counter() - started
-    memory = timeline.peak_step(_trace_steps(pipeline))
-    trace = pipeline.last_trace
-    info = trace.last_normalize_info if trace else None
-    rows = {t: n for t, n in sorted((info.row_counts if info else {}).items()) if not t.startswith("_dlt")}
-    return {
-        "seconds": seconds,
-        "steps": {name: end - start for name, start, end in _trace_steps(pipeline)},
-        "import_seconds": imported,
-        "rows_by_table": rows,
-        "items": sum(rows.get(name, 0) for name in config["resources"]),
-        "rows": sum(rows.values()),
-        "peak_rss_mb": peak_rss_mb(),
-        "memory": memory,
-        "database_mb": database.stat().st_size / 1e6 if database.exists() else 0.0,
-    }
 
 
 # -------------------------------------------------------------------------------------------- rest_api
@@ -466,7 +346,6 @@ def run_floor(config: Mapping[str, Any]) -> dict[str, Any]:
 
 TASKS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "ours": run_ours,
-    "ours_arrow": run_ours_arrow,
     "rest_api": run_rest_api,
     "floor": run_floor,
 }

@@ -12,6 +12,9 @@ import pytest
 from bench import cli, report
 from bench.listings import LIST_RESOURCES
 from bench.pageserver import request_key
+from sources.platform.streams import FULL_SCANS
+
+COMMITTED_FIGURES = Path(__file__).parents[2] / "bench" / "results" / "figures.json"
 
 # The first test also sets the harness run up (about a minute and a half on 2 idle cores).
 pytestmark = [pytest.mark.xdist_group("bench_smoke"), pytest.mark.timeout(900)]
@@ -22,6 +25,14 @@ def test_request_key_ignores_parameter_order_and_time_of_day() -> None:
     b = request_key("GET", "/store/v1/x?itemsPerPage=100&page=2&startDate=2026-11-23T00:00:00.000Z")
     assert a == b == "GET /store/v1/x?itemsPerPage=100&page=2&startDate=2026-11-23"
     assert request_key("GET", "/store/v1/x?page=3") != request_key("GET", "/store/v1/x?page=2")
+
+
+def test_committed_figures_still_render(tmp_path: Path) -> None:
+    """Figures of an older benchmark (contenders since removed, keys added since) rebuild a report."""
+    figures = json.loads(COMMITTED_FIGURES.read_text())
+    text = report.markdown({**figures, "targets": report.targets(figures)})
+    assert "## Method" in text and "prototype" not in text
+    report.chart(figures, tmp_path / "chart.png")
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +100,7 @@ def test_throughput_figures_come_from_the_runs(bench_run: tuple[Path, dict]) -> 
         assert entry["recording"]["pages"] > 0 and entry["recording"]["pages_from_sandbox"] > 0
         assert entry["page_server"]["misses_during_measured_runs"] == 0  # every contender read recorded pages
         (run,) = entry["runs"]
-        assert set(run) == {"ours", "floor", "rest_api", "rest_api_parquet", "ours_arrow"}
+        assert set(run) == {"ours", "floor", "rest_api", "rest_api_parquet"}
         items = {name: result["items"] for name, result in run.items()}
         assert len(set(items.values())) == 1 and items["ours"] > 0, items  # the same data for everyone
         assert entry["same_data"]["equal"]
@@ -128,3 +139,16 @@ def test_rate_limit_figures_come_from_the_sandbox(bench_run: tuple[Path, dict]) 
     assert (
         limits["median"]["rate_limited"] == run["full"]["rate_limited"] + run["incremental"]["rate_limited"]
     )
+    # right after a full run, the full-scan resources are not due yet
+    assert run["full"]["not_due"] == []
+    assert run["incremental"]["not_due"] and set(run["incremental"]["not_due"]) <= set(FULL_SCANS)
+
+
+def test_report_states_the_time_scale_used(bench_run: tuple[Path, dict]) -> None:
+    out, figures = bench_run
+    text = (out / "report.md").read_text()
+    limits = figures["rate_limits"]
+    time_scale, limit = limits["time_scale"], limits["runs"][0]["bound"]["limit_per_window"]
+    window = 60 / time_scale
+    assert f"time scale {time_scale:g} ({limit} requests a minute become {limit} per {window:g} s)" in text
+    assert f"grow {time_scale:g} times" in text
