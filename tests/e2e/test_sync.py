@@ -136,6 +136,13 @@ def test_snapshot_tables_survive_a_run_that_cannot_read_them(sandbox, make_pipel
     assert set(failed.report.failed) == {"product_campaigns"}
     assert {t: query(pipeline, f"select _dlt_id from {t} order by 1") for t in snapshot} == snapshot
 
+    # and the next run that reads them replaces them again, whole
+    sync(pipeline, resources=["product_campaigns"], source_options={**options, "rescan": True})
+    replaced = query(pipeline, "select _dlt_id from product_campaigns order by 1")
+    assert len(replaced) == len(snapshot["product_campaigns"])
+    assert not set(replaced) & set(snapshot["product_campaigns"])
+    assert pipeline.default_schema.tables["product_campaigns"]["write_disposition"] == "replace"
+
 
 @pytest.mark.parametrize("faults", ["error=0.15,seed=5", "drop=0.08,truncate=0.08,seed=6"])
 def test_injected_faults_end_exact(sandbox, make_pipeline, faults):
