@@ -175,6 +175,12 @@ def test_an_integer_beyond_64_bits_stays_rows() -> None:
     assert page_table(layout, [row]) is None
 
 
+def test_an_extra_column_without_a_flat_type_keeps_the_model_on_rows() -> None:
+    model = STREAMS["products"].model
+    assert columnar_layout(model, {"tags": {"data_type": "json"}}) is None
+    assert columnar_layout(model, {"team": {"data_type": "text"}}) is not None
+
+
 def test_an_empty_page_is_not_packed() -> None:
     layout = columnar_layout(STREAMS["products"].model)
     assert layout is not None and page_table(layout, []) is None

@@ -111,6 +111,9 @@ def columnar_layout(
 @cache
 def _layout(model: type[BaseModel], extras: tuple[tuple[str, str, bool], ...]) -> Layout:
     fields, shape = _struct(model)
+    unknown = [name for name, data_type, _ in extras if data_type not in _BY_DLT_TYPE]
+    if unknown:
+        raise NotColumnar(f"extra columns {unknown} have no flat Arrow type")
     extra_fields = [pa.field(name, _BY_DLT_TYPE[data_type], nullable) for name, data_type, nullable in extras]
     shape = _Shape(shape.keys | {f.name for f in extra_fields}, shape.nested)
     flat = list(_flat_fields(fields, (), ()))
