@@ -14,20 +14,16 @@ tables and json columns.
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from decimal import Decimal
 from functools import cache
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Any
 
 import pyarrow as pa
 from dlt.common.normalizers.naming.snake_case import NamingConvention
 from pydantic import BaseModel
 
-from .hints import columns_for
+from .hints import columns_for, data_type_of, unwrap_optional
 
 _NAMING = NamingConvention()
 
@@ -43,16 +39,6 @@ _BY_DLT_TYPE: dict[str, pa.DataType] = {
     "text": pa.string(),
     "bool": pa.bool_(),
 }
-# Python type of a model field -> Arrow type; ``bool`` before ``int``: it is a subclass.
-_BY_PYTHON_TYPE: tuple[tuple[type, pa.DataType], ...] = (
-    (bool, pa.bool_()),
-    (int, pa.int64()),
-    (float, pa.float64()),
-    (Decimal, DECIMAL),
-    (datetime, TIMESTAMP),
-    (str, pa.string()),
-)
-
 # dlt checks an Arrow item's schema once per item (milliseconds for a wide table): pages are yielded
 # in tables of about this many rows, which bounds the memory they take too.
 BATCH_ROWS = 10_000
@@ -136,7 +122,10 @@ def _struct(model: type[BaseModel]) -> tuple[list[pa.Field], _Shape]:
     fields: list[pa.Field] = []
     nested: list[tuple[str, _Shape]] = []
     for key, info in model.model_fields.items():
-        tp = _unwrap(info.annotation)
+        try:
+            tp, _ = unwrap_optional(info.annotation)
+        except TypeError:  # a union of several types
+            raise NotColumnar(f"{model.__name__}.{key}: {info.annotation!r}") from None
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             children, shape = _struct(tp)
             fields.append(pa.field(key, pa.struct(children)))
@@ -147,29 +136,13 @@ def _struct(model: type[BaseModel]) -> tuple[list[pa.Field], _Shape]:
 
 
 def _scalar(tp: Any, where: str) -> pa.DataType:
-    if get_origin(tp) is Literal:
-        if all(isinstance(value, str) for value in get_args(tp)):
-            return pa.string()
-        raise NotColumnar(f"{where}: an enumeration of non-strings")
-    for py_type, arrow_type in _BY_PYTHON_TYPE:
-        if isinstance(tp, type) and issubclass(tp, py_type):
-            return arrow_type
-    raise NotColumnar(f"{where}: {tp!r} is not a flat column (a list or a free map)")
-
-
-def _unwrap(tp: Any) -> Any:
-    """Strip ``Annotated`` and ``| None``."""
-    while True:
-        origin = get_origin(tp)
-        if origin is Annotated:
-            tp = get_args(tp)[0]
-        elif origin is types.UnionType or origin is typing.Union:
-            args = [a for a in get_args(tp) if a is not type(None)]
-            if len(args) != 1:
-                raise NotColumnar(f"unions other than X | None: {tp!r}")
-            tp = args[0]
-        else:
-            return tp
+    try:
+        data_type = data_type_of(tp, where)
+    except TypeError:  # a list (a child table)
+        raise NotColumnar(f"{where}: {tp!r} is a list") from None
+    if data_type not in _BY_DLT_TYPE:  # json: a free map
+        raise NotColumnar(f"{where}: {tp!r} is not a flat column ({data_type})")
+    return _BY_DLT_TYPE[data_type]
 
 
 def _flat_fields(

@@ -88,7 +88,7 @@ def _walk_object(
     model: type[BaseModel], table: TablePath, prefix: tuple[str, ...], nullable: bool, tables: _Tables
 ) -> None:
     for name, info in model.model_fields.items():
-        tp, optional = _unwrap(info.annotation)
+        tp, optional = unwrap_optional(info.annotation)
         field_nullable = nullable or optional or not info.is_required()
         fragments = (*prefix, _NAMING.normalize_path(name))
         if isinstance(tp, type) and issubclass(tp, BaseModel):
@@ -100,7 +100,7 @@ def _walk_object(
                     "table in dlt's nested hints; not supported by nested_hints_for"
                 )
             child = (*table, _NAMING.normalize_tables_path(name))
-            item, item_optional = _unwrap(get_args(tp)[0])
+            item, item_optional = unwrap_optional(get_args(tp)[0])
             if isinstance(item, type) and issubclass(item, BaseModel):
                 _walk_table(item, child, tables)
             else:
@@ -115,7 +115,7 @@ def _add_column(
     tables: _Tables, table: TablePath, fragments: tuple[str, ...], tp: Any, nullable: bool, where: str
 ) -> None:
     name = _NAMING.shorten_fragments(*fragments)
-    column: TColumnSchema = {"name": name, "data_type": _data_type(tp, where), "nullable": nullable}
+    column: TColumnSchema = {"name": name, "data_type": data_type_of(tp, where), "nullable": nullable}
     if column["data_type"] == "timestamp":
         column["timezone"] = True
     columns = tables.columns[table]
@@ -130,7 +130,7 @@ def _add_column(
         tables.enums[table][name] = tuple(get_args(tp))
 
 
-def _data_type(tp: Any, where: str) -> TDataType:
+def data_type_of(tp: Any, where: str) -> TDataType:
     if get_origin(tp) is Literal:
         return "text"
     base = get_origin(tp) or tp
@@ -140,7 +140,7 @@ def _data_type(tp: Any, where: str) -> TDataType:
     raise TypeError(f"{where}: no dlt data type for {tp!r}")
 
 
-def _unwrap(tp: Any) -> tuple[Any, bool]:
+def unwrap_optional(tp: Any) -> tuple[Any, bool]:
     """Strip ``Annotated`` and ``| None``: (inner type, whether None is allowed)."""
     optional = False
     while True:
