@@ -133,7 +133,7 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
                 order[index % len(order) :] + order[: index % len(order)]
             )  # rotate: no contender always first
             for name in order:
-                if index >= plan[name]:
+                if index >= plan.get(name, 0):
                     continue
                 task = "rest_api" if name.startswith("rest_api") else name
                 pages.reset_stats()

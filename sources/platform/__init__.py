@@ -170,13 +170,20 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
         name=stream.name,
         primary_key=list(stream.primary_key),
         write_disposition=stream.write_disposition,
-        # dlt writes into column hints, so each resource gets its own copies
-        columns=cast(
-            dict[str, TColumnSchema],
-            {**columns_for(stream.model), **{k: dict(v) for k, v in stream.extra_columns.items()}},
-        ),
+        columns=_column_hints(stream),
         nested_hints=nested_hints_for(stream.model),
         parallelized=True,
         # Unknown extra fields are kept: the API may add fields, and losing them silently is worse.
         schema_contract="evolve",
     )()
+
+
+def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:
+    # dlt writes into column hints, so each resource gets its own copies
+    columns = cast(
+        dict[str, TColumnSchema],
+        {**columns_for(stream.model), **{k: dict(v) for k, v in stream.extra_columns.items()}},
+    )
+    if stream.write_disposition == "merge":
+        columns[stream.dedup_sort_column()]["dedup_sort"] = "desc"
+    return columns
