@@ -572,7 +572,9 @@ def _method_section(figures: Mapping[str, Any]) -> list[str]:
         "- **Ours**: `pipelines.platform_pipeline.sync(make_pipeline(...), resources=<list resources>)`: "
         "pydantic validation, then pages of flat models packed into Arrow tables (dlt writes them to "
         "parquet without normalizing), models with lists normalized by dlt into child tables; merge into "
-        f"DuckDB with its memory limit{memory_limit}.",
+        f"DuckDB with its memory limit{memory_limit}, one load job at a time, each merged table deduplicated "
+        "by its version column (`dedup_sort`); writers buffering 1,000 rows per table; freed memory handed "
+        "back to the system before the load step (`pipelines/memory.py`).",
         "- **rest_api**: `dlt.sources.rest_api.rest_api_source`, one resource per listing (same path and "
         "query, `page_number` paginator on `page` from 1 with "
         "`total_path` `pages`, `itemsPerPage` 100, bearer "

@@ -1,0 +1,106 @@
+"""Hand the memory that extract and normalize freed back to the operating system before the load step.
+
+The load step is where a sync's memory peaks with DuckDB: the database's own allocations (up to its
+`memory_limit`, plus what it keeps outside that limit) come on top of whatever the process still
+holds. After extract and normalize, the process holds a lot it no longer uses: freed Python objects
+whose pages the C allocator keeps, and Arrow's memory pool. Measured in bench/ at 1M rows: about 65 MB
+of the process's resident memory, which would otherwise stay under DuckDB's allocations.
+
+Arrow's default pool (mimalloc) keeps freed pages for reuse; `use_system_arrow_pool` makes Arrow
+allocate with the C allocator instead, whose free pages `malloc_trim` returns (bench/ at 100k rows:
+about 25 MB lower peaks in every step, same speed).
+
+The hook is dlt's progress collector (`dlt.pipeline(progress=...)`), whose `on_start_trace_step` dlt
+calls at the start of every step; it wraps the progress display the user asked for, if any.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import os
+from collections.abc import Callable
+from typing import Any
+
+import dlt
+import pyarrow as pa
+from dlt.common.runtime.collector import NULL_COLLECTOR, Collector
+
+# Rows that dlt's writers hold per table before writing them to a file (dlt's default: 5000). Rows with
+# lists are large Python objects: at 1M rows, bench/ measured the extract, normalize and load peaks
+# 30 to 70 MB lower with 1000, at the same speed. (dlt's Airflow helper sets the same default.)
+WRITER_BUFFER_ITEMS = 1000
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, which returns the free pages of every malloc arena; None elsewhere."""
+    name = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    except OSError:
+        return None
+
+
+def release_freed_memory() -> None:
+    """Collect garbage, then return freed pages (Arrow's pool, the C allocator) to the system."""
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def bound_writer_buffers() -> None:
+    """Default dlt's `data_writer.buffer_max_items` to `WRITER_BUFFER_ITEMS` where it is not configured."""
+    if dlt.config.get("data_writer.buffer_max_items") is None:
+        dlt.config["data_writer.buffer_max_items"] = WRITER_BUFFER_ITEMS
+
+
+def use_system_arrow_pool() -> None:
+    """Make the C allocator Arrow's memory pool of this process, unless the user chose one with Arrow's
+    own `ARROW_DEFAULT_MEMORY_POOL` variable."""
+    if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        pa.set_memory_pool(pa.system_memory_pool())
+
+
+class ReleaseMemoryBeforeLoad(Collector):
+    """A progress collector that releases freed memory when the load step starts, and otherwise does
+    what `progress` (dlt's log collector, say) does."""
+
+    def __init__(self, progress: Collector | None = None) -> None:
+        self.progress = progress or NULL_COLLECTOR
+
+    def update(
+        self,
+        name: str,
+        inc: int = 1,
+        total: int | None = None,
+        inc_total: int | None = None,
+        message: str | None = None,
+        label: str | None = None,
+    ) -> None:
+        self.progress.update(name, inc, total, inc_total, message, label)  # type: ignore[arg-type]
+
+    def _start(self, step: str) -> None:
+        self.progress.step = step
+        self.progress._start(step)
+
+    def _stop(self) -> None:
+        self.progress._stop()
+
+    def on_start_trace(self, trace: Any, step: Any, pipeline: Any) -> None:
+        self.progress.on_start_trace(trace, step, pipeline)
+
+    def on_start_trace_step(self, trace: Any, step: Any, pipeline: Any) -> None:
+        if step == "load":
+            release_freed_memory()
+        self.progress.on_start_trace_step(trace, step, pipeline)
+
+    def on_end_trace_step(
+        self, trace: Any, step: Any, pipeline: Any, step_info: Any, send_state: bool
+    ) -> None:
+        self.progress.on_end_trace_step(trace, step, pipeline, step_info, send_state)
+
+    def on_end_trace(self, trace: Any, pipeline: Any, send_state: bool) -> None:
+        self.progress.on_end_trace(trace, pipeline, send_state)

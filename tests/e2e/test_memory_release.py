@@ -1,0 +1,92 @@
+"""Memory freed by extract and normalize goes back to the system when the load step starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from dlt.common.runtime.collector import LogCollector
+
+from pipelines import memory
+from pipelines.platform_pipeline import make_pipeline
+
+
+@pytest.fixture
+def releases(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+    monkeypatch.chdir(tmp_path)
+    calls: list[str] = []
+    monkeypatch.setattr(memory, "release_freed_memory", lambda: calls.append("released"))
+    return calls
+
+
+def test_memory_is_released_once_when_the_load_step_starts(tmp_path: Path, releases: list[str]) -> None:
+    pipeline = make_pipeline(pipelines_dir=tmp_path / "pipelines")
+    pipeline.extract([{"a": 1}], table_name="t")
+    pipeline.normalize()
+    assert releases == []
+    pipeline.load()
+    assert releases == ["released"]
+    pipeline.run([{"a": 2}], table_name="t")
+    assert releases == ["released", "released"]
+
+
+def test_the_progress_display_asked_for_still_reports(
+    tmp_path: Path, releases: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipeline = make_pipeline(pipelines_dir=tmp_path / "pipelines", progress=True)
+    assert isinstance(pipeline.collector, memory.ReleaseMemoryBeforeLoad)
+    assert isinstance(pipeline.collector.progress, LogCollector)
+    pipeline.run([{"a": 1}, {"a": 2}], table_name="t")
+    err = capsys.readouterr().err
+    assert "Jobs" in err and "t: 2" in err
+    assert releases == ["released"]
+
+
+def test_release_freed_memory_runs_on_this_platform() -> None:
+    memory.release_freed_memory()  # glibc's malloc_trim where there is one, a no-op elsewhere
+
+
+@pytest.fixture
+def arrow_pool():  # type: ignore[no-untyped-def]
+    before = pa.default_memory_pool()
+    yield
+    pa.set_memory_pool(before)
+
+
+@pytest.mark.usefixtures("arrow_pool")
+def test_arrow_allocates_with_the_c_allocator(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    pa.set_memory_pool(pa.mimalloc_memory_pool())
+    memory.use_system_arrow_pool()
+    assert pa.default_memory_pool().backend_name == "system"
+
+
+@pytest.mark.usefixtures("arrow_pool")
+def test_an_arrow_pool_chosen_by_the_user_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+    pa.set_memory_pool(pa.mimalloc_memory_pool())
+    memory.use_system_arrow_pool()
+    assert pa.default_memory_pool().backend_name == "mimalloc"
+
+
+def _writer_buffer(*sections: str) -> int:
+    from dlt.common.configuration import resolve_configuration
+    from dlt.common.data_writers.buffered import BufferedDataWriter
+
+    spec = BufferedDataWriter.BufferedDataWriterConfiguration
+    return int(resolve_configuration(spec(), sections=sections).buffer_max_items)
+
+
+def test_writers_buffer_fewer_rows_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DATA_WRITER__BUFFER_MAX_ITEMS", raising=False)
+    memory.bound_writer_buffers()
+    assert _writer_buffer("normalize", "data_writer") == memory.WRITER_BUFFER_ITEMS
+    assert _writer_buffer("extract", "data_writer") == memory.WRITER_BUFFER_ITEMS
+
+
+def test_a_configured_writer_buffer_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATA_WRITER__BUFFER_MAX_ITEMS", "250")
+    memory.bound_writer_buffers()
+    assert _writer_buffer("normalize", "data_writer") == 250
+    assert _writer_buffer("extract", "data_writer") == 250
