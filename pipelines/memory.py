@@ -21,6 +21,7 @@ import ctypes.util
 import gc
 import os
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import dlt
@@ -33,6 +34,7 @@ from dlt.common.runtime.collector import NULL_COLLECTOR, Collector
 WRITER_BUFFER_ITEMS = 1000
 
 
+@cache
 def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's `malloc_trim`, which returns the free pages of every malloc arena; None elsewhere."""
     name = ctypes.util.find_library("c")

@@ -90,6 +90,19 @@ def _content(connection: duckdb.DuckDBPyConnection, table: str) -> list[tuple[An
     )
 
 
+def _arrow_ready_pipeline(tmp_path: Path) -> tuple[dlt.Pipeline, str]:
+    """A pipeline into a DuckDB file of its own, stamping Arrow rows as `sync` does; and the file."""
+    database = str(tmp_path / "w.duckdb")
+    pipeline = dlt.pipeline(
+        pipeline_name="columnar",
+        destination=dlt.destinations.duckdb(database),
+        dataset_name="raw",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    _stamp_arrow_rows()
+    return pipeline, database
+
+
 @pytest.mark.parametrize("name", FLAT)
 def test_packed_rows_load_exactly_like_rows(name: str, tmp_path: Path) -> None:
     stream = STREAMS[name]
@@ -99,14 +112,7 @@ def test_packed_rows_load_exactly_like_rows(name: str, tmp_path: Path) -> None:
     table = page_table(layout, rows)
     assert isinstance(table, pa.Table) and table.num_rows == len(rows)
 
-    database = str(tmp_path / "w.duckdb")
-    pipeline = dlt.pipeline(
-        pipeline_name="columnar",
-        destination=dlt.destinations.duckdb(database),
-        dataset_name="raw",
-        pipelines_dir=str(tmp_path / "pipelines"),
-    )
-    _stamp_arrow_rows()
+    pipeline, database = _arrow_ready_pipeline(tmp_path)
     pipeline.run(
         [_resource(stream, "as_rows", [rows]), _resource(stream, "as_arrow", [table])],
         loader_file_format="parquet",
@@ -131,14 +137,7 @@ def test_a_page_with_an_unknown_field_stays_rows_and_mixes_with_packed_pages(tmp
     packed = page_table(layout, [known])
     assert packed is not None
 
-    database = str(tmp_path / "w.duckdb")
-    pipeline = dlt.pipeline(
-        pipeline_name="columnar_mixed",
-        destination=dlt.destinations.duckdb(database),
-        dataset_name="raw",
-        pipelines_dir=str(tmp_path / "pipelines"),
-    )
-    _stamp_arrow_rows()
+    pipeline, database = _arrow_ready_pipeline(tmp_path)
     pipeline.run(
         _resource(stream, "transfers", [packed, [surprising]]), loader_file_format="parquet"
     ).raise_on_failed_jobs()
