@@ -125,11 +125,12 @@ def sync(
 
 
 def _stamp_arrow_rows() -> None:
-    """Give rows that the source yields as Arrow tables the `_dlt_id` and `_dlt_load_id` that dlt gives
-    the rows it normalizes itself: both kinds land in the same tables (dlt's default for Arrow is neither).
-    Set here rather than only in .dlt/config.toml, which a scheduler may run without."""
-    for key in ("add_dlt_id", "add_dlt_load_id"):
-        dlt.config[f"normalize.parquet_normalizer.{key}"] = True
+    """Give rows that the source yields as Arrow tables the `_dlt_load_id` that dlt gives the rows it
+    normalizes itself: both kinds land in the same tables (dlt's default for Arrow is none). Their
+    `_dlt_id` comes with the tables (`models/columnar.py`), so dlt must not add a second one. Set here
+    rather than only in .dlt/config.toml, which a scheduler may run without."""
+    dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
+    dlt.config["normalize.parquet_normalizer.add_dlt_id"] = False
 
 
 def _file_format(pipeline: dlt.Pipeline) -> Any:

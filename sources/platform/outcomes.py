@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import orjson
 
 from sources.platform.errors import (
     MalformedResponseError,
@@ -61,7 +62,7 @@ def decode_json(
 ) -> Any:
     """The JSON document of a success answer; `MalformedResponseError` if it is not JSON."""
     try:
-        return json.loads(response.content)
+        return _loads(response.content)
     except ValueError:
         snippet = redact(response.content[:80].decode("utf-8", errors="replace"))
         where = f" page {page}" if page is not None else ""
@@ -71,6 +72,16 @@ def decode_json(
             operation=operation,
             page=page,
         ) from None
+
+
+def _loads(content: bytes) -> Any:
+    # orjson parses a page several times faster than the standard library (measured in bench/: parsing
+    # was a tenth of the extract step), but refuses what Python's own parser takes: integers beyond 64
+    # bits, NaN and Infinity. Those documents are parsed again the slow way rather than called malformed.
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
 
 
 def status_failure(

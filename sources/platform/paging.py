@@ -11,6 +11,7 @@ that do not advance (same number again, or the same items under a new number) ra
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +82,10 @@ def parse_envelope(data: object, *, operation: str, requested_page: int) -> Page
 
 def _fingerprint(items: list[dict[str, Any]]) -> str:
     # orjson: this runs on every page, and json.dumps with sorted keys cost as much as parsing the page.
-    canonical = orjson.dumps(items, option=orjson.OPT_SORT_KEYS, default=str)
+    try:
+        canonical = orjson.dumps(items, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:  # what orjson cannot write (an integer beyond 64 bits, NaN): the slow way
+        canonical = json.dumps(items, sort_keys=True, default=str).encode()
     return hashlib.blake2b(canonical, digest_size=16).hexdigest()
 
 

@@ -222,3 +222,15 @@ def test_growing_list_is_followed_by_the_latest_pages_count(make_client, script,
     )
     assert flat(client.paginate("list_products")) == [{"id": 1}, {"id": 2}, {"id": 3}]
     assert len(api.seen) == 3
+
+
+def test_a_page_only_pythons_own_parser_takes_is_read_not_called_malformed(make_client):
+    """Pages are parsed with orjson, which refuses integers beyond 64 bits and NaN: those pages are
+    parsed again with the standard library instead of being retried as malformed."""
+    body = b'{"page": 1, "pages": 1, "itemsPerPage": 10, "totalItems": 2, "items": [{"id": 36893488147419103232}, {"id": 2, "ratio": NaN}]}'  # noqa: E501
+
+    client, api = make_client(lambda request: httpx.Response(200, content=body), items_per_page=10)
+    [page] = list(client.paginate("list_products"))
+    assert page.items[0] == {"id": 2**65}
+    assert page.items[1]["id"] == 2 and page.items[1]["ratio"] != page.items[1]["ratio"]  # NaN
+    assert len(api.seen) == 1

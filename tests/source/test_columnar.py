@@ -77,11 +77,15 @@ def _resource(stream: Stream, name: str, pages: list[Any]) -> Any:
 
 
 def _columns(connection: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, str]]:
-    return connection.execute(
+    """The table's columns in order, dlt's two row columns last in name order (packed rows bring their
+    `_dlt_id` before dlt appends `_dlt_load_id`; rows normalized by dlt get them the other way round)."""
+    columns = connection.execute(
         "select column_name, data_type, is_nullable from information_schema.columns "
         "where table_schema = 'raw' and table_name = ? order by ordinal_position",
         [table],
     ).fetchall()
+    system = sorted(c for c in columns if c[0] in ("_dlt_id", "_dlt_load_id"))
+    return [c for c in columns if c not in system] + system
 
 
 def _content(connection: duckdb.DuckDBPyConnection, table: str) -> list[tuple[Any, ...]]:

@@ -21,11 +21,17 @@ from typing import Any
 
 import pyarrow as pa
 from dlt.common.normalizers.naming.snake_case import NamingConvention
+from dlt.common.normalizers.utils import generate_dlt_ids
+from dlt.common.schema.typing import C_DLT_ID
 from pydantic import BaseModel
 
 from .hints import columns_for, data_type_of, unwrap_optional
 
 _NAMING = NamingConvention()
+# Each packed row carries the row id dlt's normalizer gives the rows it normalizes itself (random, as
+# dlt's own for tables that are not upserted). Given here, dlt's parquet normalizer need not rewrite the
+# file to add it: the extracted file is loaded as it is.
+ROW_ID = pa.field(C_DLT_ID, pa.string(), nullable=False)
 
 # dlt's default decimal for DuckDB and most SQL destinations (our column hints carry no precision).
 DECIMAL = pa.decimal128(38, 9)
@@ -76,7 +82,8 @@ class Layout:
     schema: pa.Schema  # nested, the API's keys, then the extra columns: what the rows are packed into
     shape: _Shape
     columns: tuple[tuple[str, str], ...]  # (dotted path in the flattened table, dlt column name)
-    table_schema: pa.Schema  # the flat table handed to dlt: dlt's names, nullable as the column hints say
+    table_schema: pa.Schema  # the flat table handed to dlt: dlt's names, nullable as the column hints say,
+    # and the row id last
 
 
 def columnar_layout(
@@ -114,7 +121,7 @@ def _layout(model: type[BaseModel], extras: tuple[tuple[str, str, bool], ...]) -
         schema=pa.schema([*fields, *extra_fields]),
         shape=shape,
         columns=(*((path, name) for path, name, _ in flat), *((f.name, f.name) for f in extra_fields)),
-        table_schema=pa.schema([*table_fields, *extra_fields]),
+        table_schema=pa.schema([*table_fields, *extra_fields, ROW_ID]),
     )
 
 
@@ -161,7 +168,7 @@ def _flat_fields(
 
 def page_table(layout: Layout, rows: list[dict[str, Any]]) -> pa.Table | None:
     """The rows (as ``parse_record`` returned them, plus extra columns) as one Arrow table with dlt's
-    column names, or None if Arrow cannot carry them exactly (the caller then yields the rows)."""
+    column names and row ids, or None if Arrow cannot carry them exactly (the caller then yields the rows)."""
     if not rows or not all(layout.shape.holds(row) for row in rows):
         return None
     try:
@@ -171,8 +178,11 @@ def page_table(layout: Layout, rows: list[dict[str, Any]]) -> pa.Table | None:
     while any(pa.types.is_struct(t) for t in table.schema.types):
         table = table.flatten()
     by_path = dict(zip(table.column_names, table.columns, strict=True))
+    row_ids = pa.array(generate_dlt_ids(table.num_rows), pa.string())
     try:
-        return pa.Table.from_arrays([by_path[path] for path, _ in layout.columns], schema=layout.table_schema)
+        return pa.Table.from_arrays(
+            [*(by_path[path] for path, _ in layout.columns), row_ids], schema=layout.table_schema
+        )
     except _PACKING_ERRORS:
         return None
 
