@@ -11,7 +11,8 @@ from typing import Any, cast
 
 import dlt
 import pendulum
-from dlt.common.schema.typing import TColumnSchema
+from dlt.common.schema.typing import C_DLT_ID, TColumnSchema
+from dlt.common.schema.utils import dlt_id_column
 from dlt.extract.resource import DltResource
 
 from sources.platform import readers
@@ -186,4 +187,7 @@ def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:
     )
     if stream.write_disposition == "merge":
         columns[stream.dedup_sort_column()]["dedup_sort"] = "desc"
+    # The row id as dlt's normalizer declares it (a unique row key), also for the tables whose rows
+    # arrive packed with their ids (`models/columnar.py`), which dlt would otherwise type from Arrow only.
+    columns[C_DLT_ID] = dlt_id_column()
     return columns
