@@ -352,6 +352,15 @@ def _throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]
         lines.append(f"- {_scale_name(entry)}: {shares}.")
     lines += [
         "",
+        "What bounds each step. Extract: fetching, parsing and validating every record (pydantic) and "
+        "packing flat pages into Arrow, in one Python process: the resources run in dlt's thread pool but "
+        "share the interpreter's lock. Normalize: only the records with lists (subscriptions, attendees) "
+        "go through dlt's row-by-row normalizer, for their child tables; the flat tables' files are loaded "
+        "as extracted. Handing dlt the child tables as Arrow tables too is not possible in dlt 1.31: a "
+        "nested table written during extract fails the extract's metrics (`Extract._compute_metrics` "
+        "looks up the `resource` of every table with files, and a nested table may not have one). Load: "
+        "DuckDB's merge (staging, dedup by the version column, delete and insert).",
+        "",
         f"The server. The sandbox built these pages in the recording pass (bare httpx, "
         f"{figures['settings']['extract_workers']} threads); the page server then served the same pages:",
         "",
@@ -570,8 +579,9 @@ def _method_section(figures: Mapping[str, Any]) -> list[str]:
         f"{_runs_text(settings['runs'])} per scale, {settings['large_runs']} "
         f"from {settings['large_rows']:,} rows on.",
         "- **Ours**: `pipelines.platform_pipeline.sync(make_pipeline(...), resources=<list resources>)`: "
-        "pydantic validation, then pages of flat models packed into Arrow tables (dlt writes them to "
-        "parquet without normalizing), models with lists normalized by dlt into child tables; merge into "
+        "pages parsed with orjson, pydantic validation, then pages of flat models packed into Arrow tables "
+        "with their row ids (dlt loads the extracted parquet files as they are), models with lists "
+        "normalized by dlt into child tables; merge into "
         f"DuckDB with its memory limit{memory_limit}, one load job at a time, each merged table deduplicated "
         "by its version column (`dedup_sort`); writers buffering 1,000 rows per table; freed memory handed "
         "back to the system before the load step (`pipelines/memory.py`).",
