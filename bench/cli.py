@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -322,7 +322,7 @@ def models_on_last_run(
     models = result.get("models", {})
     timings = models.get("seconds", [])
     statuses = models.get("runs", [])
-    summary = {
+    summary: dict[str, Any] = {
         "topup": {
             "resources": others,
             "seconds": result["seconds"],
@@ -430,7 +430,7 @@ def economy(
     incremental: dict[str, Any],
     incremental_stats: dict[str, Any],
     time_scale: float,
-    limits: dict[str, int],
+    limits: Mapping[str, int],
     default_limit: int,
 ) -> dict[str, Any]:
     """The bound of a run: for each operation, its requests over its rate (limit per scaled window); the
@@ -450,7 +450,7 @@ def economy(
             "burst_seconds": max(0, requests - limit) / limit * window,
         }
     slowest = max(bounds, key=lambda op: bounds[op]["seconds"])
-    bound = {"operation": slowest, **bounds[slowest]}
+    bound: dict[str, Any] = {"operation": slowest, **bounds[slowest]}
 
     def side(result: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
         per_op = _api_requests(stats)
