@@ -59,10 +59,15 @@ DEFAULT_TIME_SCALE = 20.0
 
 CONTENDER_LABELS = {
     "ours": "platform-sync (our source: Arrow for flat models, parquet, merge)",
+    "ours_rows": "platform-sync with arrow_pages = false (dlt normalizes every row)",
     "rest_api": "generic rest_api, dlt defaults (insert_values)",
     "rest_api_parquet": "generic rest_api, parquet loader",
     "floor": "floor: httpx fetch + parse, DuckDB read_json",
 }
+
+
+# The worker task of the contenders that are variants of another one's configuration.
+TASKS = {"rest_api_parquet": "rest_api", "ours_rows": "ours"}
 
 
 def world_scale_for(rows: int) -> int:
@@ -115,6 +120,8 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
             },
             "rest_api_parquet": {**common, "loader_file_format": "parquet"},
         }
+        # The effect of the Arrow path: the same sync with every row normalized by dlt.
+        configs["ours_rows"] = {**configs["ours"], "source_options": {**ours_options, "arrow_pages": False}}
         if target_rows <= options.rest_api_default_max_rows:
             configs["rest_api"] = {**common, "loader_file_format": None}
         plan = run_plan(options, target_rows, configs)
@@ -135,7 +142,7 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
             for name in order:
                 if index >= plan.get(name, 0):
                     continue
-                task = "rest_api" if name.startswith("rest_api") else name
+                task = TASKS.get(name, name)
                 pages.reset_stats()
                 cpu_before = pages.cpu_seconds()
                 directory = work / f"run{index + 1}" / name
@@ -168,6 +175,7 @@ def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict
             "ours_over_floor": paired_ratios(runs, "ours", "floor"),
             "rest_api_over_ours": paired_ratios(runs, "rest_api", "ours"),
             "rest_api_parquet_over_ours": paired_ratios(runs, "rest_api_parquet", "ours"),
+            "ours_rows_over_ours": paired_ratios(runs, "ours_rows", "ours"),
         }
         out["same_data"] = same_data(runs)
         if models_here:
@@ -181,7 +189,7 @@ def run_plan(options: argparse.Namespace, target_rows: int, configs: dict[str, A
     """Runs per contender at this scale: `--runs`, or `--large-runs` from `LARGE_ROWS` rows on (a run of
     our sync at a million rows takes minutes here); the generic rest_api with dlt's default loader
     `--rest-api-default-runs` times (it is a comparison, not a target), rest_api with parquet
-    `--rest-api-large-runs` times at large scales."""
+    `--rest-api-large-runs` times at large scales, and so does our sync without Arrow pages."""
     large = target_rows >= LARGE_ROWS
     runs = options.large_runs if large else options.runs
     plan = {name: runs for name in configs}
@@ -189,6 +197,7 @@ def run_plan(options: argparse.Namespace, target_rows: int, configs: dict[str, A
         plan["rest_api"] = min(runs, options.rest_api_default_runs)
     if large:
         plan["rest_api_parquet"] = min(runs, options.rest_api_large_runs)
+        plan["ours_rows"] = min(runs, options.rest_api_large_runs)
     return {name: count for name, count in plan.items() if count > 0}
 
 
@@ -567,7 +576,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--rest-api-large-runs",
         type=int,
         default=1,
-        help="runs of rest_api with parquet at large scales (default: %(default)s; 0 skips it)",
+        help="runs of rest_api with parquet, and of our sync without Arrow pages, at large scales "
+        "(default: %(default)s; 0 skips them)",
     )
     parser.add_argument(
         "--rate-limit-scale", type=int, help="world scale with rate limits on (default 1000; quick 300)"

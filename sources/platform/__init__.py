@@ -93,6 +93,7 @@ def platform_source(
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
     strict_enums: bool = True,
+    arrow_pages: bool = True,
     granted_scopes: Sequence[str] | None = None,
     client: PlatformClient | None = None,
     report: RunReport | None = None,
@@ -107,6 +108,9 @@ def platform_source(
         rescan_hours: A full-scan resource (`Stream.full_scan`) whose last complete scan is younger than
             this is not read (0: read every run); `rescan_hours_by_resource` overrides it per resource.
         rescan: Read every full-scan resource in this run, however recent its last scan.
+        arrow_pages: Hand dlt the pages of flat records as Arrow tables, which it loads without
+            normalizing them row by row (`models/columnar.py`); off, dlt normalizes every row. The
+            tables are the same either way: this is for comparison (bench/) and troubleshooting.
         granted_scopes: Scopes of the token as granted by the token exchange, if known: resources whose
             scope is missing are skipped without a request.
         client: An API client to use instead of one built from config (tests, custom transports).
@@ -129,6 +133,7 @@ def platform_source(
         sales_recheck_hours=non_negative("sales_recheck_hours", sales_recheck_hours),
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
         strict_enums=strict_enums,
+        arrow_pages=arrow_pages,
         granted_scopes=frozenset(granted_scopes) if granted_scopes else None,
         rescan_hours=parse_rescan_hours("rescan_hours", rescan_hours),
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),

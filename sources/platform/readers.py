@@ -58,8 +58,9 @@ class SourceContext:
 
     def pack(self, stream: Stream, pages: Iterable[Rows]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
-        row by row), else as they are; see `models/columnar.py`."""
-        return packed_pages(columnar_layout(stream.model, stream.extra_columns), pages)
+        row by row) and `arrow_pages` is on, else as they are; see `models/columnar.py`."""
+        layout = columnar_layout(stream.model, stream.extra_columns) if self.settings.arrow_pages else None
+        return packed_pages(layout, pages)
 
     def missing_scopes(self, stream: Stream) -> list[str]:
         granted = self.settings.granted_scopes

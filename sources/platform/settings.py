@@ -59,6 +59,7 @@ class SourceSettings:
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
     strict_enums: bool = True
+    arrow_pages: bool = True
     granted_scopes: frozenset[str] | None = field(default=None)
     rescan_hours: float = DEFAULT_RESCAN_HOURS
     rescan_hours_by_resource: Mapping[str, float] = field(default_factory=dict)

@@ -100,7 +100,7 @@ def test_throughput_figures_come_from_the_runs(bench_run: tuple[Path, dict]) -> 
         assert entry["recording"]["pages"] > 0 and entry["recording"]["pages_from_sandbox"] > 0
         assert entry["page_server"]["misses_during_measured_runs"] == 0  # every contender read recorded pages
         (run,) = entry["runs"]
-        assert set(run) == {"ours", "floor", "rest_api", "rest_api_parquet"}
+        assert set(run) == {"ours", "ours_rows", "floor", "rest_api", "rest_api_parquet"}
         items = {name: result["items"] for name, result in run.items()}
         assert len(set(items.values())) == 1 and items["ours"] > 0, items  # the same data for everyone
         assert entry["same_data"]["equal"]
@@ -113,6 +113,11 @@ def test_throughput_figures_come_from_the_runs(bench_run: tuple[Path, dict]) -> 
             ours["seconds"] / floor["seconds"]
         )
         assert entry["contenders"]["ours"]["median"]["seconds"] == ours["seconds"]
+        # without Arrow pages: the same tables and rows, at its own speed
+        assert run["ours_rows"]["rows_by_table"] == ours["rows_by_table"]
+        assert entry["ratios"]["ours_rows_over_ours"]["median"] == pytest.approx(
+            run["ours_rows"]["seconds"] / ours["seconds"]
+        )
     small, large = figures["throughput"]
     assert "models" not in small
     models = large["models"]
