@@ -106,7 +106,7 @@ def sync(
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)
-    _stamp_arrow_rows()
+    _keep_packed_row_ids()
     use_system_arrow_pool()
     bound_writer_buffers()
     started = time.monotonic()
@@ -124,12 +124,11 @@ def sync(
     )
 
 
-def _stamp_arrow_rows() -> None:
-    """Give rows that the source yields as Arrow tables the `_dlt_load_id` that dlt gives the rows it
-    normalizes itself: both kinds land in the same tables (dlt's default for Arrow is none). Their
-    `_dlt_id` comes with the tables (`models/columnar.py`), so dlt must not add a second one. Set here
-    rather than only in .dlt/config.toml, which a scheduler may run without."""
-    dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
+def _keep_packed_row_ids() -> None:
+    """Rows that the source yields as Arrow tables bring their own `_dlt_id` and `_dlt_load_id`
+    (`models/columnar.py`): dlt must not add a second `_dlt_id` (`add_dlt_id` is off by default, but a
+    config may turn it on). Set here rather than only in .dlt/config.toml, which a scheduler may run
+    without."""
     dlt.config["normalize.parquet_normalizer.add_dlt_id"] = False
 
 

@@ -16,6 +16,7 @@ from typing import Any, TypeAlias
 import dlt
 import pendulum
 import pyarrow as pa
+from dlt.common.storages.exceptions import CurrentLoadPackageStateNotAvailable
 
 from sources.platform.client import PlatformClient
 from sources.platform.cursor import Cursor
@@ -60,7 +61,7 @@ class SourceContext:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
         row by row) and `arrow_pages` is on, else as they are; see `models/columnar.py`."""
         layout = columnar_layout(stream.model, stream.extra_columns) if self.settings.arrow_pages else None
-        return packed_pages(layout, pages)
+        return packed_pages(layout, pages, _current_load_id())
 
     def missing_scopes(self, stream: Stream) -> list[str]:
         granted = self.settings.granted_scopes
@@ -72,6 +73,14 @@ class SourceContext:
         path = SALE_REFERENCES.get(stream.name)
         if path and _sales_selected():
             self.sale_ids.offer(_dig(row, path) for row in rows)
+
+
+def _current_load_id() -> str | None:
+    """The load id of the extract running this reader, None outside one (a reader driven by hand)."""
+    try:
+        return str(dlt.current.load_package_state()["load_id"])
+    except CurrentLoadPackageStateNotAvailable:
+        return None
 
 
 def _sales_selected() -> bool:

@@ -9,6 +9,7 @@ import dlt
 import duckdb
 
 from pipelines.platform_pipeline import sync
+from sources.platform import platform_source
 from tests.e2e.conftest import query, source_options
 
 
@@ -78,3 +79,29 @@ def _warehouse(path: str) -> dict[str, tuple[list[tuple[str, str, str]], list[tu
             rows = connection.execute(f"select {select} from platform_raw.{table} order by all").fetchall()
             tables[table] = (columns, rows)
     return tables
+
+
+def test_the_source_in_a_pipeline_of_ones_own_fills_dlt_row_columns(sandbox, tmp_path):
+    """Run outside `sync`, with dlt's defaults (no `add_dlt_load_id`): packed tables still carry the load
+    id and row ids, like the rows dlt normalizes itself."""
+    pipeline = dlt.pipeline(
+        pipeline_name="own_pipeline",
+        destination=dlt.destinations.duckdb(str(tmp_path / "own.duckdb")),
+        dataset_name="platform_raw",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    source = platform_source(**source_options(sandbox, sandbox.token()))
+    info = pipeline.run(source, loader_file_format="parquet")
+    info.raise_on_failed_jobs()
+    [load_id] = info.loads_ids
+    roots = [
+        t["name"] for t in pipeline.default_schema.data_tables(seen_data_only=True) if not t.get("parent")
+    ]
+    assert {"fiscal_documents", "lesson_comments", "transfers", "subscriptions"} <= set(roots)
+    for name in roots:
+        counts = query(
+            pipeline,
+            f"select count(*), count(distinct _dlt_id), count(_dlt_load_id), min(_dlt_load_id), "
+            f"max(_dlt_load_id) from {name}",
+        )
+        assert counts == [(counts[0][0], counts[0][0], counts[0][0], load_id, load_id)], name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pipelines.platform_pipeline import _stamp_arrow_rows
+from pipelines.platform_pipeline import _keep_packed_row_ids
 from sources.platform.models import columns_for, parse_record
-from sources.platform.models.columnar import columnar_layout, page_table
+from sources.platform.models.columnar import columnar_layout, packed_pages, page_table
 from sources.platform.streams import STREAMS, Stream
 from tests.source.test_models import RECORD_OF_TABLE, record
 
@@ -95,7 +96,7 @@ def _content(connection: duckdb.DuckDBPyConnection, table: str) -> list[tuple[An
 
 
 def _arrow_ready_pipeline(tmp_path: Path) -> tuple[dlt.Pipeline, str]:
-    """A pipeline into a DuckDB file of its own, stamping Arrow rows as `sync` does; and the file."""
+    """A pipeline into a DuckDB file of its own, set up for packed rows as `sync` does; and the file."""
     database = str(tmp_path / "w.duckdb")
     pipeline = dlt.pipeline(
         pipeline_name="columnar",
@@ -103,8 +104,13 @@ def _arrow_ready_pipeline(tmp_path: Path) -> tuple[dlt.Pipeline, str]:
         dataset_name="raw",
         pipelines_dir=str(tmp_path / "pipelines"),
     )
-    _stamp_arrow_rows()
+    _keep_packed_row_ids()
     return pipeline, database
+
+
+def _packed_during_extract(layout: Any, pages: list[Any]) -> Iterator[Any]:
+    """The pages as the source yields them: packed with the load id of the extract running them."""
+    yield from packed_pages(layout, pages, str(dlt.current.load_package_state()["load_id"]))
 
 
 @pytest.mark.parametrize("name", FLAT)
@@ -118,7 +124,10 @@ def test_packed_rows_load_exactly_like_rows(name: str, tmp_path: Path) -> None:
 
     pipeline, database = _arrow_ready_pipeline(tmp_path)
     pipeline.run(
-        [_resource(stream, "as_rows", [rows]), _resource(stream, "as_arrow", [table])],
+        [
+            _resource(stream, "as_rows", [rows]),
+            _resource(stream, "as_arrow", _packed_during_extract(layout, [rows])),
+        ],
         loader_file_format="parquet",
     ).raise_on_failed_jobs()
 
@@ -143,7 +152,8 @@ def test_a_page_with_an_unknown_field_stays_rows_and_mixes_with_packed_pages(tmp
 
     pipeline, database = _arrow_ready_pipeline(tmp_path)
     pipeline.run(
-        _resource(stream, "transfers", [packed, [surprising]]), loader_file_format="parquet"
+        _resource(stream, "transfers", _packed_during_extract(layout, [[known], [surprising]])),
+        loader_file_format="parquet",
     ).raise_on_failed_jobs()
     with duckdb.connect(database, read_only=True) as connection:
         loaded = connection.execute(

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 from dlt.common.normalizers.naming.snake_case import NamingConvention
 from dlt.common.normalizers.utils import generate_dlt_ids
-from dlt.common.schema.typing import C_DLT_ID
+from dlt.common.schema.typing import C_DLT_ID, C_DLT_LOAD_ID
 from pydantic import BaseModel
 
 from .hints import columns_for, data_type_of, unwrap_optional
@@ -32,6 +32,9 @@ _NAMING = NamingConvention()
 # dlt's own for tables that are not upserted). Given here, dlt's parquet normalizer need not rewrite the
 # file to add it: the extracted file is loaded as it is.
 ROW_ID = pa.field(C_DLT_ID, pa.string(), nullable=False)
+# ... and the load id, when the caller knows it (during an extract), so that the tables need no setting
+# of dlt's (`add_dlt_load_id`) to match the rows dlt normalizes.
+LOAD_ID = pa.field(C_DLT_LOAD_ID, pa.string(), nullable=False)
 
 # dlt's default decimal for DuckDB and most SQL destinations (our column hints carry no precision).
 DECIMAL = pa.decimal128(38, 9)
@@ -166,9 +169,10 @@ def _flat_fields(
             yield ".".join(path), _NAMING.shorten_fragments(*names), f.type
 
 
-def page_table(layout: Layout, rows: list[dict[str, Any]]) -> pa.Table | None:
+def page_table(layout: Layout, rows: list[dict[str, Any]], load_id: str | None = None) -> pa.Table | None:
     """The rows (as ``parse_record`` returned them, plus extra columns) as one Arrow table with dlt's
-    column names and row ids, or None if Arrow cannot carry them exactly (the caller then yields the rows)."""
+    column names, row ids and the load id if given, or None if Arrow cannot carry them exactly (the caller
+    then yields the rows)."""
     if not rows or not all(layout.shape.holds(row) for row in rows):
         return None
     try:
@@ -180,23 +184,28 @@ def page_table(layout: Layout, rows: list[dict[str, Any]]) -> pa.Table | None:
     by_path = dict(zip(table.column_names, table.columns, strict=True))
     row_ids = pa.array(generate_dlt_ids(table.num_rows), pa.string())
     try:
-        return pa.Table.from_arrays(
+        packed = pa.Table.from_arrays(
             [*(by_path[path] for path, _ in layout.columns), row_ids], schema=layout.table_schema
         )
     except _PACKING_ERRORS:
         return None
+    if load_id is not None:
+        packed = packed.append_column(LOAD_ID, pa.repeat(pa.scalar(load_id, pa.string()), packed.num_rows))
+    return packed
 
 
-def packed_pages(layout: Layout | None, pages: Iterable[list[dict[str, Any]]]) -> Iterator[Any]:
-    """The pages in order, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows; the
-    others as the rows they are."""
+def packed_pages(
+    layout: Layout | None, pages: Iterable[list[dict[str, Any]]], load_id: str | None = None
+) -> Iterator[Any]:
+    """The pages in order, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows (with
+    the load id if given); the others as the rows they are."""
     if layout is None:
         yield from pages
         return
     buffered: list[pa.Table] = []
     count = 0
     for rows in pages:
-        table = page_table(layout, rows)
+        table = page_table(layout, rows, load_id)
         if table is not None:
             buffered.append(table)
             count += table.num_rows
