@@ -78,8 +78,9 @@ def _resource(stream: Stream, name: str, pages: list[Any]) -> Any:
 
 
 def _columns(connection: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, str]]:
-    """The table's columns in order, dlt's two row columns last in name order (packed rows bring their
-    `_dlt_id` before dlt appends `_dlt_load_id`; rows normalized by dlt get them the other way round)."""
+    """The table's columns in order, dlt's two row columns last in name order (packed rows bring
+    `_dlt_id` then `_dlt_load_id`; these test resources declare no `_dlt_id` hint, so rows normalized
+    by dlt get them the other way round)."""
     columns = connection.execute(
         "select column_name, data_type, is_nullable from information_schema.columns "
         "where table_schema = 'raw' and table_name = ? order by ordinal_position",
