@@ -406,8 +406,10 @@ def _memory_section(scales: list[dict[str, Any]]) -> list[str]:
     lines = [
         "## Memory",
         "",
-        "Peak resident memory (`ru_maxrss`) of the run's process, median of the runs, and the step during "
-        "which the sampled peak fell (RSS sampled every 0.1 s); the peak of each step of our sync.",
+        "Peak memory of the run, median of the runs: the process's resident memory (`ru_maxrss`), or, when "
+        "higher, the sampled memory of the process and its normalize workers together (their proportional "
+        "set sizes, so that the pages a forked worker shares with the process count once); the step during "
+        "which the sampled peak fell (sampled every 0.1 s); the peak of each step of our sync.",
         "",
         "| scale | ours | peak in | ours: extract / normalize / load peak MB | top-up of the other resources "
         "| rest_api parquet | floor |",
@@ -616,8 +618,11 @@ def _method_section(figures: Mapping[str, Any]) -> list[str]:
         "pool running our resources in parallel), fetch + `json.loads` + write every page to a file; then "
         "DuckDB `read_json` of those files with `unnest(items, recursive := true)`, one table per resource "
         "(no child tables, DuckDB's inferred types).",
-        "- **Memory**: `ru_maxrss` of the run's process (the parent also samples the RSS of the process and "
-        "its children with psutil: `sampled_peak_rss_mb` in figures.json).",
+        "- **Memory**: `ru_maxrss` of the run's process, or for our sync the sampled memory of the process "
+        "and its normalize workers together (PSS) when higher (`process_peak_rss_mb` is the process alone; "
+        "the parent also samples the sum of the RSS of the process and its children with psutil, which "
+        "counts the pages forked workers share with the process twice: `sampled_peak_rss_mb` in "
+        "figures.json).",
         "- **Rate limits**: against the live sandbox with its limits on; requests and 429s from "
         "`/sandbox/stats`.",
         "",

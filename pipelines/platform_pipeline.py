@@ -14,6 +14,7 @@ from dlt.common.pipeline import LoadInfo
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
 from pipelines.memory import ReleaseMemoryBeforeLoad, bound_writer_buffers, use_system_arrow_pool
+from pipelines.parallelism import parallel_normalize
 from sources.platform import RunReport, platform_source
 from sources.platform.errors import ConfigurationError
 from sources.platform.streams import STREAMS
@@ -109,6 +110,7 @@ def sync(
     _keep_packed_row_ids()
     use_system_arrow_pool()
     bound_writer_buffers()
+    parallel_normalize()
     started = time.monotonic()
     run_options: dict[str, Any] = {"loader_file_format": _file_format(pipeline)}
     if full_refresh:
