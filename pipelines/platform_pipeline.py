@@ -13,7 +13,7 @@ import dlt
 from dlt.common.pipeline import LoadInfo
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
-from pipelines.memory import ReleaseMemoryBeforeLoad, bound_writer_buffers, use_system_arrow_pool
+from pipelines.memory import ReleaseMemoryBetweenSteps, bound_writer_buffers, use_system_arrow_pool
 from pipelines.parallelism import parallel_normalize
 from sources.platform import RunReport, platform_source
 from sources.platform.errors import ConfigurationError
@@ -60,7 +60,7 @@ def make_pipeline(
     display = dlt.progress.log(log_period=5, logger=sys.stderr) if progress else None
     options: dict[str, Any] = {
         "pipelines_dir": str(pipelines_dir or Path.cwd() / ".dlt" / "pipelines"),
-        "progress": ReleaseMemoryBeforeLoad(display),
+        "progress": ReleaseMemoryBetweenSteps(display),
     }
     target: Any = _bounded_duckdb() if destination == "duckdb" else destination
     return dlt.pipeline(pipeline_name=PIPELINE_NAME, destination=target, dataset_name=dataset_name, **options)

@@ -1,4 +1,4 @@
-"""Memory freed by extract and normalize goes back to the system when the load step starts."""
+"""Memory freed by extract and normalize goes back to the system when the normalize and load steps start."""
 
 from __future__ import annotations
 
@@ -20,27 +20,30 @@ def releases(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     return calls
 
 
-def test_memory_is_released_once_when_the_load_step_starts(tmp_path: Path, releases: list[str]) -> None:
+def test_memory_is_released_when_the_normalize_and_load_steps_start(
+    tmp_path: Path, releases: list[str]
+) -> None:
     pipeline = make_pipeline(pipelines_dir=tmp_path / "pipelines")
     pipeline.extract([{"a": 1}], table_name="t")
-    pipeline.normalize()
     assert releases == []
-    pipeline.load()
+    pipeline.normalize()
     assert releases == ["released"]
+    pipeline.load()
+    assert releases == ["released"] * 2
     pipeline.run([{"a": 2}], table_name="t")
-    assert releases == ["released", "released"]
+    assert releases == ["released"] * 4
 
 
 def test_the_progress_display_asked_for_still_reports(
     tmp_path: Path, releases: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     pipeline = make_pipeline(pipelines_dir=tmp_path / "pipelines", progress=True)
-    assert isinstance(pipeline.collector, memory.ReleaseMemoryBeforeLoad)
+    assert isinstance(pipeline.collector, memory.ReleaseMemoryBetweenSteps)
     assert isinstance(pipeline.collector.progress, LogCollector)
     pipeline.run([{"a": 1}, {"a": 2}], table_name="t")
     err = capsys.readouterr().err
     assert "Jobs" in err and "t: 2" in err
-    assert releases == ["released"]
+    assert releases == ["released"] * 2
 
 
 def test_release_freed_memory_runs_on_this_platform() -> None:
