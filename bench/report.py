@@ -369,8 +369,10 @@ def _throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]
         "What bounds each step. Extract: fetching, parsing and validating every record (pydantic) and "
         "packing flat pages into Arrow, in one Python process: the resources run in dlt's thread pool but "
         "share the interpreter's lock. Normalize: only the records with lists (subscriptions, attendees) "
-        "go through dlt's row-by-row normalizer, for their child tables; the flat tables' files are loaded "
-        "as extracted. Handing dlt the child tables as Arrow tables too is not possible in dlt 1.31: a "
+        "go through dlt's row-by-row normalizer, for their child tables, in worker processes (two on two "
+        "cores: `pipelines/parallelism.py`; dlt hands each worker whole files, so the larger of the two "
+        "tables bounds the step); the flat tables' files are loaded as extracted. Handing dlt the child "
+        "tables as Arrow tables too is not possible in dlt 1.31: a "
         "nested table written during extract fails the extract's metrics (`Extract._compute_metrics` "
         "looks up the `resource` of every table with files, and a nested table may not have one). Load: "
         "DuckDB's merge (staging, dedup by the version column, delete and insert).",
