@@ -29,9 +29,10 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-import dlt
 import pyarrow as pa
 from dlt.common.runtime.collector import NULL_COLLECTOR, Collector
+
+from pipelines.defaults import set_default
 
 # Rows that dlt's writers hold per table before writing them to a file (dlt's default: 5000). Rows with
 # lists are large Python objects: at 1M rows, bench/ measured the extract, normalize and load peaks
@@ -60,8 +61,7 @@ def release_freed_memory() -> None:
 
 def bound_writer_buffers() -> None:
     """Default dlt's `data_writer.buffer_max_items` to `WRITER_BUFFER_ITEMS` where it is not configured."""
-    if dlt.config.get("data_writer.buffer_max_items") is None:
-        dlt.config["data_writer.buffer_max_items"] = WRITER_BUFFER_ITEMS
+    set_default("data_writer.buffer_max_items", WRITER_BUFFER_ITEMS)
 
 
 def use_system_arrow_pool() -> None:

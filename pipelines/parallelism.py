@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-import dlt
+from pipelines.defaults import set_default
 
 # Two tables dominate the step and dlt hands a worker whole files: a third worker would mostly idle,
 # and each worker is a process with memory of its own.
@@ -32,7 +32,5 @@ def default_normalize_workers(cpu_count: int | None) -> int:
 def parallel_normalize() -> None:
     """Default dlt's `normalize.workers` and the extract's `data_writer.file_max_items` where they are not
     configured."""
-    if dlt.config.get("normalize.workers") is None:
-        dlt.config["normalize.workers"] = default_normalize_workers(os.cpu_count())
-    if dlt.config.get("extract.data_writer.file_max_items") is None:
-        dlt.config["extract.data_writer.file_max_items"] = EXTRACT_FILE_MAX_ITEMS
+    set_default("normalize.workers", default_normalize_workers(os.cpu_count()))
+    set_default("extract.data_writer.file_max_items", EXTRACT_FILE_MAX_ITEMS)
