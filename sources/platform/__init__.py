@@ -18,7 +18,8 @@ from dlt.extract.resource import DltResource
 from sources.platform import readers
 from sources.platform.client import PlatformClient
 from sources.platform.models import columns_for, nested_hints_for
-from sources.platform.readers import Batch, Rows, SourceContext
+from sources.platform.offload import PageDecoder
+from sources.platform.readers import Batch, SourceContext
 from sources.platform.report import RunReport
 from sources.platform.rescan import scan_when_due
 from sources.platform.sales import SaleIdQueue
@@ -35,6 +36,7 @@ from sources.platform.settings import (
     DEFAULT_START_DATE,
     DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
     SourceSettings,
+    decode_workers_or_default,
     int_ids,
     non_negative,
     parse_rescan_hours,
@@ -42,12 +44,13 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    usable_cores,
 )
 from sources.platform.streams import FULL_SCANS, STREAMS, Stream
 
 __all__ = ["RunReport", "platform_source"]
 
-READERS: dict[str, Callable[[SourceContext], Iterator[Rows]]] = {
+READERS: dict[str, Callable[[SourceContext], Iterator[Batch]]] = {
     "products": lambda ctx: readers.read_all(ctx, STREAMS["products"]),
     "product_campaigns": lambda ctx: readers.read_product_children(ctx, STREAMS["product_campaigns"]),
     "product_partners": lambda ctx: readers.read_product_children(ctx, STREAMS["product_partners"]),
@@ -94,6 +97,7 @@ def platform_source(
     max_retries: int = 6,
     strict_enums: bool = True,
     arrow_pages: bool = True,
+    decode_workers: int | None = None,
     granted_scopes: Sequence[str] | None = None,
     client: PlatformClient | None = None,
     report: RunReport | None = None,
@@ -111,6 +115,9 @@ def platform_source(
         arrow_pages: Hand dlt the pages of flat records as Arrow tables, which it loads without
             normalizing them row by row (`models/columnar.py`); off, dlt normalizes every row. The
             tables are the same either way: this is for comparison (bench/) and troubleshooting.
+        decode_workers: Helper processes that validate and pack the pages of large flat lists while the
+            extract fetches others (`offload.py`); by default one where there are two cores or more.
+            0 decodes every page in the extract's process. The rows are the same either way.
         granted_scopes: Scopes of the token as granted by the token exchange, if known: resources whose
             scope is missing are skipped without a request.
         client: An API client to use instead of one built from config (tests, custom transports).
@@ -134,6 +141,7 @@ def platform_source(
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
         strict_enums=strict_enums,
         arrow_pages=arrow_pages,
+        decode_workers=decode_workers_or_default(decode_workers, usable_cores()),
         granted_scopes=frozenset(granted_scopes) if granted_scopes else None,
         rescan_hours=parse_rescan_hours("rescan_hours", rescan_hours),
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
@@ -156,6 +164,7 @@ def platform_source(
         report=run_report,
         sale_ids=SaleIdQueue(),
         snapshot_at=pendulum.now("UTC"),
+        decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
     )
     return [_resource(ctx, stream) for stream in STREAMS.values()]
 
@@ -163,13 +172,16 @@ def platform_source(
 def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
     read = READERS[stream.name]
 
-    def scan() -> Iterator[Rows]:
+    def scan() -> Iterator[Batch]:
         if stream.full_scan:
             return scan_when_due(ctx, stream, lambda: read(ctx))
         return read(ctx)
 
     def rows() -> Iterator[Batch]:
-        yield from ctx.pack(stream, readers.guarded(ctx, stream, scan))
+        try:
+            yield from ctx.pack(stream, readers.guarded(ctx, stream, scan))
+        finally:
+            ctx.finished(stream.name)
 
     return dlt.resource(
         rows,

@@ -47,6 +47,9 @@ __all__ = ["OperationStats", "Page", "PlatformClient", "format_query_value", "to
 logger = logging.getLogger("platform_sync.client")
 
 T = TypeVar("T")
+# Turns the body of one page into a `Page` another way than the client's (`offload.py`), or returns None
+# to leave it to the client; called with the body and the page number asked for.
+PageDecode = Callable[[bytes, int], Page | None]
 PAGING_PARAMS = frozenset({"page", "itemsPerPage"})
 
 
@@ -157,15 +160,25 @@ class PlatformClient:
                 f"{operation.name} requires {', '.join(sorted(missing_paging))}; use paginate() or pass them",
                 operation=operation.name,
             )
-        return self._call(operation, path, query, json, parse=lambda document: document, page=None)
+        return self._call(
+            operation,
+            path,
+            query,
+            json,
+            parse=lambda response: decode_json(response, operation.name, None, self._redactor.redact),
+        )
 
     def paginate(
         self,
         operation_name: str,
         path_params: Mapping[str, object] | None = None,
         params: Mapping[str, object] | None = None,
+        decode: PageDecode | None = None,
     ) -> Iterator[Page]:
-        """Yield the non-empty pages of a paged list one by one, fetching each only when asked for."""
+        """Yield the non-empty pages of a paged list one by one, fetching each only when asked for.
+
+        `decode`, if given, is offered each page's body first; pages it returns None for are decoded here.
+        """
         operation = self._operation(operation_name)
         if not operation.paged:
             raise ConfigurationError(
@@ -178,7 +191,7 @@ class PlatformClient:
             )
         path = operation.render_path(path_params)
         query = self._query(operation, params)
-        return self._walk(operation, path, query)
+        return self._walk(operation, path, query, decode)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -214,7 +227,9 @@ class PlatformClient:
             )
         return query
 
-    def _walk(self, operation: Operation, path: str, query: dict[str, Any]) -> Iterator[Page]:
+    def _walk(
+        self, operation: Operation, path: str, query: dict[str, Any], decode: PageDecode | None
+    ) -> Iterator[Page]:
         walk = PageWalk(operation.name)
         number: int | None = walk.first
         while number is not None:
@@ -224,8 +239,7 @@ class PlatformClient:
                     path,
                     {**query, "page": number, "itemsPerPage": self.items_per_page},
                     None,
-                    parse=functools.partial(parse_envelope, operation=operation.name, requested_page=number),
-                    page=number,
+                    parse=functools.partial(self._page, operation=operation, number=number, decode=decode),
                 )
             except ApiError as exc:
                 if walk.zero_probe and 400 <= exc.status < 500:
@@ -244,6 +258,14 @@ class PlatformClient:
                 yield page
             number = walk.next()
 
+    def _page(
+        self, response: httpx.Response, *, operation: Operation, number: int, decode: PageDecode | None
+    ) -> Page:
+        if decode is not None and (page := decode(response.content, number)) is not None:
+            return page
+        document = decode_json(response, operation.name, number, self._redactor.redact)
+        return parse_envelope(document, operation=operation.name, requested_page=number)
+
     def _call(
         self,
         operation: Operation,
@@ -251,8 +273,7 @@ class PlatformClient:
         query: Mapping[str, Any],
         body: Any,
         *,
-        parse: Callable[[Any], T],
-        page: int | None,
+        parse: Callable[[httpx.Response], T],
     ) -> T:
         limiter = self._limiters.get(operation.name)
         attempt = 0
@@ -260,7 +281,7 @@ class PlatformClient:
             attempt += 1
             permit = limiter.acquire()
             self._stats.add(operation.name, requests=1, rate_limit_wait_seconds=permit.waited)
-            outcome = self._attempt(operation, path, query, body, parse, page, permit)
+            outcome = self._attempt(operation, path, query, body, parse, permit)
             if not isinstance(outcome, Failed):
                 return outcome
             failure = outcome.failure
@@ -290,8 +311,7 @@ class PlatformClient:
         path: str,
         query: Mapping[str, Any],
         body: Any,
-        parse: Callable[[Any], T],
-        page: int | None,
+        parse: Callable[[httpx.Response], T],
         permit: Permit,
     ) -> T | Failed:
         """One try: the parsed value, or what went wrong."""
@@ -320,7 +340,7 @@ class PlatformClient:
         )
         if response.is_success:
             try:
-                return parse(decode_json(response, operation.name, page, self._redactor.redact))
+                return parse(response)
             except MalformedResponseError as exc:
                 return malformed_failure(operation, exc)
         failed = status_failure(operation, response, url, self._redactor.redact)

@@ -11,9 +11,15 @@ that do not advance (same number again, or the same items under a new number) ra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
+
+import pyarrow as pa
+from dlt.common.schema.typing import C_DLT_ID
 
 from sources.platform.errors import MalformedResponseError, PagingLoopError
+
+# A page's records as decoded JSON objects, or already validated into an Arrow table (`offload.py`).
+Items: TypeAlias = list[dict[str, Any]] | pa.Table
 
 ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
 
@@ -22,7 +28,7 @@ ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
 class Page:
     """One page of a paged list; `items_per_page` is the size the server used, not the one asked for."""
 
-    items: list[dict[str, Any]]
+    items: Items
     page: int
     pages: int
     total_items: int
@@ -90,7 +96,7 @@ class PageWalk:
         self._requested = self.first
         self._zero_based: bool | None = None
         self._last_number: int | None = None
-        self._last_items: list[dict[str, Any]] | None = None
+        self._last_items: Items | None = None
         self._next: int | None = None
         self._probed_zero = False
 
@@ -108,7 +114,7 @@ class PageWalk:
         self._next = None
         if self._probed_zero:
             # The answer to the page-0 probe: use it only if the server really numbers it 0.
-            return page.page == 0 and bool(page.items)
+            return page.page == 0 and bool(len(page.items))
         if self._zero_based is None:
             if page.page not in (0, 1):
                 raise self._loop(f"asked for page 1, got page {page.page}")
@@ -117,14 +123,12 @@ class PageWalk:
             raise self._loop(f"asked for page {requested}, got page {page.page}")
         if self._last_number is not None and page.page <= self._last_number:
             raise self._loop(f"page {page.page} after page {self._last_number}")
-        if page.items:
-            # Compared as they are: two different pages differ in their first item, so this costs one
-            # comparison per page (a hash of every page's items was a fiftieth of the extract's time).
-            if page.items == self._last_items:
+        if len(page.items):
+            if self._last_items is not None and _same_items(page.items, self._last_items):
                 raise self._loop(f"page {page.page} repeats the items of page {self._last_number}")
             self._last_items = page.items
         self._last_number = page.page
-        if not page.items:
+        if not len(page.items):
             if not self._zero_based and page.page >= 1 and page.page == page.pages and page.total_items:
                 # Page `pages` of a 1-based server is its last, never empty when it announces items: this
                 # server counts from 0, and our first request skipped its page 0.
@@ -146,3 +150,18 @@ class PageWalk:
     def zero_probe(self) -> bool:
         """Whether the current request is the page-0 probe (its envelope page must be 0)."""
         return self._probed_zero and self._requested == 0
+
+
+def _same_items(items: Items, other: Items) -> bool:
+    """Whether two pages hold the same records. Lists are compared as they are: two different pages
+    differ in their first item, so this costs one comparison per page (a hash of every page's items was
+    a fiftieth of the extract's time). Tables are compared without their row ids, random per row."""
+    if isinstance(items, pa.Table) and isinstance(other, pa.Table):
+        if items.num_rows != other.num_rows:
+            return False
+        ignored = [C_DLT_ID] if C_DLT_ID in items.column_names else []
+        records, others = items.drop_columns(ignored), other.drop_columns(ignored)
+        return records.slice(0, 1).equals(others.slice(0, 1)) and records.equals(others)
+    if isinstance(items, list) and isinstance(other, list):
+        return items == other
+    return False

@@ -7,23 +7,27 @@ Every reader yields one list of rows per page, so nothing larger than a page is 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias
 
 import dlt
 import pendulum
 import pyarrow as pa
+import pyarrow.compute as pc
 from dlt.common.storages.exceptions import CurrentLoadPackageStateNotAvailable
 
-from sources.platform.client import PlatformClient
+from sources.platform.client import PageDecode, PlatformClient
 from sources.platform.cursor import Cursor
 from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
 from sources.platform.models import RecordValidationError, parse_record
-from sources.platform.models.columnar import columnar_layout, packed_pages
+from sources.platform.models.columnar import column_name, columnar_layout, packed_pages
+from sources.platform.offload import PageDecoder, PageJob
 from sources.platform.operations import OPERATIONS_BY_NAME
+from sources.platform.paging import Page
 from sources.platform.report import RunReport
 from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, drain
 from sources.platform.settings import SourceSettings
@@ -45,6 +49,9 @@ class SourceContext:
     report: RunReport
     sale_ids: SaleIdQueue
     snapshot_at: datetime
+    decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
+    _finished: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def parse(
         self, stream: Stream, items: Iterable[Mapping[str, Any]], extra: Mapping[str, Any] | None = None
@@ -57,11 +64,46 @@ class SourceContext:
             rows.append(row)
         return rows
 
-    def pack(self, stream: Stream, pages: Iterable[Rows]) -> Iterator[Batch]:
+    def offload(self, stream: Stream, extra: Mapping[str, Any] | None = None) -> PageDecode | None:
+        """How a walk over the stream's pages hands them to the helper processes (`offload.py`), if it
+        can: the stream's model is flat and pages are packed into Arrow tables."""
+        decoder = self.decoder
+        if decoder is None or columnar_layout(stream.model, stream.extra_columns) is None:
+            return None
+        if not self.settings.arrow_pages:
+            return None
+        load_id = _current_load_id()
+
+        def decode(content: bytes, number: int) -> Page | None:
+            if number < decoder.from_page:
+                return None
+            return decoder.decode(PageJob(stream.name, stream.operation, number, content, extra, load_id))
+
+        return decode
+
+    def batch(self, stream: Stream, page: Page, extra: Mapping[str, Any] | None = None) -> Batch:
+        """The page's rows, or its table if a helper process decoded it."""
+        if isinstance(page.items, pa.Table):
+            return page.items
+        return self.parse(stream, page.items, extra)
+
+    def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
         row by row) and `arrow_pages` is on, else as they are; see `models/columnar.py`."""
         layout = columnar_layout(stream.model, stream.extra_columns) if self.settings.arrow_pages else None
         return packed_pages(layout, pages, _current_load_id())
+
+    def finished(self, resource: str) -> None:
+        """Note that a resource's reader is done; once all selected ones are, the helpers stop (they would
+        only hold memory through normalize and load)."""
+        if self.decoder is None:
+            return
+        selected = _selected_resources()
+        with self._lock:
+            self._finished.add(resource)
+            done = selected is not None and selected <= self._finished
+        if done:
+            self.decoder.close()
 
     def missing_scopes(self, stream: Stream) -> list[str]:
         granted = self.settings.granted_scopes
@@ -69,10 +111,10 @@ class SourceContext:
             return []
         return [scope for scope in OPERATIONS_BY_NAME[stream.operation].scopes if scope not in granted]
 
-    def offer_sale_ids(self, stream: Stream, rows: Rows) -> None:
+    def offer_sale_ids(self, stream: Stream, batch: Batch) -> None:
         path = SALE_REFERENCES.get(stream.name)
         if path and _sales_selected():
-            self.sale_ids.offer(_dig(row, path) for row in rows)
+            self.sale_ids.offer(values_at(batch, path))
 
 
 def _current_load_id() -> str | None:
@@ -80,6 +122,14 @@ def _current_load_id() -> str | None:
     try:
         return str(dlt.current.load_package_state()["load_id"])
     except CurrentLoadPackageStateNotAvailable:
+        return None
+
+
+def _selected_resources() -> set[str] | None:
+    """The resources this extract runs, None outside one."""
+    try:
+        return set(dlt.current.source().resources.selected)
+    except Exception:  # outside an extract (a reader driven by hand)
         return None
 
 
@@ -91,6 +141,28 @@ def _sales_selected() -> bool:
         return True
 
 
+def values_at(batch: Batch, path: tuple[str, ...]) -> list[Any]:
+    """The value at `path` (API keys) of every row, from rows or from their packed table."""
+    if isinstance(batch, pa.Table):
+        return batch.column(column_name(path)).to_pylist()
+    return [_dig(row, path) for row in batch]
+
+
+def observe_newest(
+    cursor: Cursor, batch: Batch, value_path: tuple[str, ...], id_path: tuple[str, ...]
+) -> None:
+    """Show the cursor the value and id of each row; of a table only the rows with its newest value,
+    which leave the cursor as all of them would (it keeps only the newest value and its ids)."""
+    if isinstance(batch, pa.Table):
+        values = batch.column(column_name(value_path))
+        newest = pc.max(values)
+        if not newest.is_valid:
+            return
+        batch = batch.filter(pc.equal(values, newest))
+    for value, record_id in zip(values_at(batch, value_path), values_at(batch, id_path), strict=True):
+        cursor.observe(value, record_id)
+
+
 def _dig(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     value: Any = row
     for key in path:
@@ -98,7 +170,7 @@ def _dig(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Rows]]) -> Iterator[Rows]:
+def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batch]]) -> Iterator[Batch]:
     """Run one reader so that its failure is reported and the other resources keep syncing."""
     try:
         if missing := ctx.missing_scopes(stream):
@@ -137,13 +209,14 @@ def read_all(
     stream: Stream,
     params: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
-) -> Iterator[Rows]:
+) -> Iterator[Batch]:
     """Full scan of a paged list."""
-    for page in ctx.client.paginate(stream.operation, params=dict(params or {})):
-        yield ctx.parse(stream, page.items, extra)
+    decode = ctx.offload(stream, extra)
+    for page in ctx.client.paginate(stream.operation, params=dict(params or {}), decode=decode):
+        yield ctx.batch(stream, page, extra)
 
 
-def read_lesson_comments(ctx: SourceContext) -> Iterator[Rows]:
+def read_lesson_comments(ctx: SourceContext) -> Iterator[Batch]:
     """All comments, or those of the configured courses (then stamped with their `course_id`, which the
     API's comment does not carry)."""
     stream = STREAMS["lesson_comments"]
@@ -198,7 +271,7 @@ def read_subscriptions(ctx: SourceContext) -> Iterator[Rows]:
         cursor.commit()
 
 
-def read_fiscal_documents(ctx: SourceContext) -> Iterator[Rows]:
+def read_fiscal_documents(ctx: SourceContext) -> Iterator[Batch]:
     """Fiscal documents by emission date; each run re-scans `fiscal_documents_lag_days` for status changes."""
     stream = STREAMS["fiscal_documents"]
     settings = ctx.settings
@@ -210,14 +283,14 @@ def read_fiscal_documents(ctx: SourceContext) -> Iterator[Rows]:
     else:  # later runs re-scan the lag and whatever came since, in one paged request
         lag = pendulum.duration(days=settings.fiscal_documents_lag_days)
         windows = [(max(settings.start_date, cursor.value - lag), upper)]
+    decode = ctx.offload(stream)
     for window_start, window_end in windows:
         params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
-        for page in ctx.client.paginate(stream.operation, params=params):
-            rows = ctx.parse(stream, page.items)
-            for row in rows:
-                cursor.observe(row["document"]["emissionDate"], row["document"]["id"])
-            ctx.offer_sale_ids(stream, rows)
-            yield rows
+        for page in ctx.client.paginate(stream.operation, params=params, decode=decode):
+            batch = ctx.batch(stream, page)
+            observe_newest(cursor, batch, ("document", "emissionDate"), ("document", "id"))
+            ctx.offer_sale_ids(stream, batch)
+            yield batch
     cursor.commit()
 
 

@@ -16,14 +16,14 @@ from datetime import datetime, timedelta
 import dlt
 import pendulum
 
-from sources.platform.readers import Rows, SourceContext, keep_replaced_table
+from sources.platform.readers import Batch, SourceContext, keep_replaced_table
 from sources.platform.streams import Stream
 
 # Source state key: resource name -> ISO time of the start of the run of its last complete scan.
 LAST_SCANS_KEY = "last_full_scan_at"
 
 
-def scan_when_due(ctx: SourceContext, stream: Stream, scan: Callable[[], Iterator[Rows]]) -> Iterator[Rows]:
+def scan_when_due(ctx: SourceContext, stream: Stream, scan: Callable[[], Iterator[Batch]]) -> Iterator[Batch]:
     """Run `scan` if the resource is due (or `rescan` forces it), else report it not due and read nothing."""
     last_scans: dict[str, str] = dlt.current.source_state().setdefault(LAST_SCANS_KEY, {})
     # The run's start, not the scan's end, is what is recorded and compared: a run scheduled every

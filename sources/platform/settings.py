@@ -6,6 +6,7 @@ before the first request, so a typo fails fast with a message that says what to 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +27,9 @@ DEFAULT_SALES_REFRESH_DAYS = 30
 DEFAULT_SALES_RECHECK_HOURS = 24.0
 DEFAULT_SALES_CONCURRENCY = 4
 DEFAULT_RESCAN_HOURS = 6.0
+# Helper processes that decode the pages of large flat lists beside the extract (`offload.py`): one,
+# where there is a core for it. The extract itself is one core's work, so more would find no core free.
+MAX_DEFAULT_DECODE_WORKERS = 1
 MAX_RESCAN_HOURS = 100 * 365 * 24  # "practically never", and still a date a datetime can hold
 
 # A sale in one of these states never changes again, so it is never re-fetched.
@@ -60,6 +64,7 @@ class SourceSettings:
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
     strict_enums: bool = True
     arrow_pages: bool = True
+    decode_workers: int = 0
     granted_scopes: frozenset[str] | None = field(default=None)
     rescan_hours: float = DEFAULT_RESCAN_HOURS
     rescan_hours_by_resource: Mapping[str, float] = field(default_factory=dict)
@@ -151,6 +156,22 @@ def positive(name: str, value: int) -> int:
     if not isinstance(value, int) or value <= 0:
         raise ConfigurationError(f"{name} must be a positive whole number, got {value!r}")
     return value
+
+
+def decode_workers_or_default(value: int | None, cpu_count: int | None) -> int:
+    """The configured number of decoding helpers, or by default one if there are two cores or more."""
+    if value is None:
+        return min(MAX_DEFAULT_DECODE_WORKERS, max(0, (cpu_count or 1) - 1))
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"decode_workers must be a whole number of at least 0, got {value!r}")
+    return value
+
+
+def usable_cores() -> int | None:
+    """The cores this process may run on (its CPU affinity where the system tells), None if unknown."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
 
 
 def non_negative(name: str, value: float) -> float:

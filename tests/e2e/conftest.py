@@ -65,3 +65,25 @@ def query(pipeline: dlt.Pipeline, sql: str) -> list[tuple[Any, ...]]:
 
 def ids(pipeline: dlt.Pipeline, table: str, column: str = "id") -> list[str]:
     return [str(row[0]) for row in query(pipeline, f"select {column} from {table}")]
+
+
+def warehouse_tables(path: str) -> dict[str, tuple[list[tuple[str, str, str]], list[tuple[Any, ...]]]]:
+    """Every data table: its columns (name, type, nullable; in name order) and its rows without dlt's
+    row ids and load ids, nor the snapshot time of the community snapshots, which differ by run."""
+    tables: dict[str, tuple[list[tuple[str, str, str]], list[tuple[Any, ...]]]] = {}
+    with duckdb.connect(path, read_only=True) as connection:
+        names = connection.execute(
+            "select table_name from information_schema.tables "
+            "where table_schema = 'platform_raw' and table_name not like '\\_dlt%' escape '\\'"
+        ).fetchall()
+        for (table,) in names:
+            columns = connection.execute(
+                "select column_name, data_type, is_nullable from information_schema.columns "
+                "where table_schema = 'platform_raw' and table_name = ? order by column_name",
+                [table],
+            ).fetchall()
+            kept = [c[0] for c in columns if not c[0].startswith("_dlt_") and c[0] != "snapshot_at"]
+            select = ", ".join(f'"{c}"' for c in kept)
+            rows = connection.execute(f"select {select} from platform_raw.{table} order by all").fetchall()
+            tables[table] = (columns, rows)
+    return tables

@@ -3,14 +3,11 @@ loads their extracted files as they are; the column must still be what dlt's nor
 
 from __future__ import annotations
 
-from typing import Any
-
 import dlt
-import duckdb
 
 from pipelines.platform_pipeline import sync
 from sources.platform import platform_source
-from tests.e2e.conftest import query, source_options
+from tests.e2e.conftest import query, source_options, warehouse_tables
 
 
 def test_every_table_has_dlt_row_ids_declared_and_unique(sandbox, make_pipeline):
@@ -35,7 +32,7 @@ def test_every_table_has_dlt_row_ids_declared_and_unique(sandbox, make_pipeline)
         assert rows == distinct_ids, name
 
 
-def test_arrow_pages_change_nothing_in_the_warehouse(sandbox, tmp_path):
+def test_arrow_pages_change_nothing_in_thewarehouse_tables(sandbox, tmp_path):
     """`arrow_pages = false` (dlt normalizes every row) and the default (flat pages as Arrow tables)
     load the same tables with the same columns, types and rows: the Arrow path is only faster."""
     token = sandbox.token()
@@ -50,35 +47,13 @@ def test_arrow_pages_change_nothing_in_the_warehouse(sandbox, tmp_path):
         )
         result = sync(pipeline, source_options=source_options(sandbox, token, arrow_pages=arrow_pages))
         assert not result.report.failed, result.report.failed
-        databases[name] = _warehouse(str(tmp_path / f"{name}.duckdb"))
+        databases[name] = warehouse_tables(str(tmp_path / f"{name}.duckdb"))
     assert databases["arrow"].keys() == databases["rows"].keys()
     assert {"fiscal_documents", "lesson_comments", "transfers", "products"} <= databases["arrow"].keys()
     for table, (columns, rows) in databases["arrow"].items():
         assert columns == databases["rows"][table][0], table
         assert rows == databases["rows"][table][1], table
         assert rows, table
-
-
-def _warehouse(path: str) -> dict[str, tuple[list[tuple[str, str, str]], list[tuple[Any, ...]]]]:
-    """Every data table: its columns (name, type, nullable; in name order) and its rows without dlt's
-    row ids and load ids, nor the snapshot time of the community snapshots, which differ by run."""
-    tables: dict[str, tuple[list[tuple[str, str, str]], list[tuple[Any, ...]]]] = {}
-    with duckdb.connect(path, read_only=True) as connection:
-        names = connection.execute(
-            "select table_name from information_schema.tables "
-            "where table_schema = 'platform_raw' and table_name not like '\\_dlt%' escape '\\'"
-        ).fetchall()
-        for (table,) in names:
-            columns = connection.execute(
-                "select column_name, data_type, is_nullable from information_schema.columns "
-                "where table_schema = 'platform_raw' and table_name = ? order by column_name",
-                [table],
-            ).fetchall()
-            kept = [c[0] for c in columns if not c[0].startswith("_dlt_") and c[0] != "snapshot_at"]
-            select = ", ".join(f'"{c}"' for c in kept)
-            rows = connection.execute(f"select {select} from platform_raw.{table} order by all").fetchall()
-            tables[table] = (columns, rows)
-    return tables
 
 
 def test_the_source_in_a_pipeline_of_ones_own_fills_dlt_row_columns(sandbox, tmp_path):

@@ -169,6 +169,11 @@ def _flat_fields(
             yield ".".join(path), _NAMING.shorten_fragments(*names), f.type
 
 
+def column_name(path: tuple[str, ...]) -> str:
+    """The column of a packed table holding the value at `path` (the API's keys) of each row."""
+    return _NAMING.shorten_fragments(*(_NAMING.normalize_path(key) for key in path))
+
+
 def page_table(layout: Layout, rows: list[dict[str, Any]], load_id: str | None = None) -> pa.Table | None:
     """The rows (as ``parse_record`` returned them, plus extra columns) as one Arrow table with dlt's
     column names, row ids and the load id if given, or None if Arrow cannot carry them exactly (the caller
@@ -195,17 +200,18 @@ def page_table(layout: Layout, rows: list[dict[str, Any]], load_id: str | None =
 
 
 def packed_pages(
-    layout: Layout | None, pages: Iterable[list[dict[str, Any]]], load_id: str | None = None
+    layout: Layout | None, pages: Iterable[list[dict[str, Any]] | pa.Table], load_id: str | None = None
 ) -> Iterator[Any]:
     """The pages in order, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows (with
-    the load id if given); the others as the rows they are."""
+    the load id if given); the others as the rows they are. A page that arrives packed already (by a
+    helper process, see ``offload.py``) is joined as it is."""
     if layout is None:
         yield from pages
         return
     buffered: list[pa.Table] = []
     count = 0
     for rows in pages:
-        table = page_table(layout, rows, load_id)
+        table = rows if isinstance(rows, pa.Table) else page_table(layout, rows, load_id)
         if table is not None:
             buffered.append(table)
             count += table.num_rows

@@ -1,0 +1,284 @@
+"""Decoding the pages of large flat lists in helper processes, beside the extract.
+
+The extract is bound by the interpreter lock: parsing, validating and packing the records of a page is
+most of its work (at 1M rows in bench/, 45 of its 90 CPU seconds were the fiscal documents alone), and it
+runs on one core while the others wait. A `PageDecoder` hands the body of a page of a flat model
+(`models/columnar.py`) to a helper process, which does exactly what this process would do with it
+(`decode_page`: the same envelope check, `parse_record` and `page_table`) and sends back the Arrow
+table; this process meanwhile fetches and writes other pages.
+
+The helper only ever answers for a page it could decode completely and strictly. Anything else (a
+malformed envelope, a record that does not validate, an unknown enum value, a value Arrow cannot carry)
+comes back as "not decoded", and the page is decoded here as if there were no helper, with the same
+errors, warnings and settings. If a helper dies, its page and the following ones are decoded here too.
+
+Helpers are separate interpreters running `serve_stdio` (not forked from
+this multi-threaded process, and not `multiprocessing`'s spawn, which would import the caller's main
+module again); they start only once a walk reaches its `OFFLOAD_FROM_PAGE`th page, so a small sync
+never starts one, and stop when the extract ends (`PageDecoder.close`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+import pyarrow as pa
+
+from sources.platform.errors import MalformedResponseError
+from sources.platform.models import RecordValidationError, parse_record
+from sources.platform.models.columnar import columnar_layout, page_table
+from sources.platform.outcomes import loads_json
+from sources.platform.paging import Page, parse_envelope
+from sources.platform.streams import STREAMS
+
+logger = logging.getLogger("platform_sync.offload")
+
+# Pages 1 .. OFFLOAD_FROM_PAGE - 1 of a walk are decoded in this process: a list of a few pages is over
+# before a helper (about a second to start) would be of use.
+OFFLOAD_FROM_PAGE = 4
+
+_LENGTH = struct.Struct("<Q")
+
+
+@dataclass(frozen=True)
+class PageJob:
+    """One page body to decode, and what its table needs besides the records."""
+
+    stream: str
+    operation: str
+    requested_page: int
+    content: bytes
+    extra: Mapping[str, Any] | None = None
+    load_id: str | None = None
+
+
+def decode_page(job: PageJob) -> Page | None:
+    """The page with its records validated and packed into one Arrow table, or None if this page must
+    be decoded the ordinary way (see the module's docstring). Run by the helpers; a function of the job
+    alone, so that it can be tested here."""
+    stream = STREAMS[job.stream]
+    layout = columnar_layout(stream.model, stream.extra_columns)
+    if layout is None:
+        return None
+    try:
+        document = loads_json(job.content)
+        page = parse_envelope(document, operation=job.operation, requested_page=job.requested_page)
+        rows = [parse_record(stream.model, item, strict_enums=True) for item in page.items]
+    except (ValueError, MalformedResponseError, RecordValidationError):
+        return None
+    if not rows:
+        return page
+    if job.extra:
+        for row in rows:
+            row.update(job.extra)
+    table = page_table(layout, rows, job.load_id)
+    if table is None:
+        return None
+    return Page(table, page.page, page.pages, page.total_items, page.items_per_page)
+
+
+# --- the wire: length-prefixed pickles over the helper's stdin and stdout ---
+# Pages travel as bytes and tables as Arrow IPC streams; the helper is our own program, started by us,
+# so its pickles are as trusted as this process.
+
+
+def _send(stream: IO[bytes], message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_LENGTH.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> Any:
+    header = stream.read(_LENGTH.size)
+    if len(header) < _LENGTH.size:
+        raise EOFError("the helper process closed its output")
+    (length,) = _LENGTH.unpack(header)
+    data = stream.read(length)
+    if len(data) < length:
+        raise EOFError("the helper process closed its output mid-answer")
+    return pickle.loads(data)
+
+
+def _table_to_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def _encode_answer(page: Page | None) -> tuple[Any, ...] | None:
+    if page is None:
+        return None
+    items = _table_to_bytes(page.items) if isinstance(page.items, pa.Table) else None
+    return (items, page.page, page.pages, page.total_items, page.items_per_page)
+
+
+def _decode_answer(answer: tuple[Any, ...] | None) -> Page | None:
+    if answer is None:
+        return None
+    items, number, pages, total_items, items_per_page = answer
+    table = pa.ipc.open_stream(items).read_all() if items is not None else []
+    return Page(table, number, pages, total_items, items_per_page)
+
+
+def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
+    """The helper's loop: decode each job until its input closes."""
+    while True:
+        try:
+            job = _receive(requests)
+        except EOFError:
+            return
+        try:
+            answer: object = _encode_answer(decode_page(job))
+        except Exception as exc:  # a bug, not a bad page: say so, and let the caller decode the page
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        _send(answers, answer)
+
+
+class _Helper:
+    """One helper process and the pipe to it; used by one thread at a time."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from sources.platform.offload import serve_stdio; serve_stdio()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+
+    def decode(self, job: PageJob) -> Page | None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        _send(self.process.stdin, job)
+        answer = _receive(self.process.stdout)
+        if isinstance(answer, tuple) and answer[:1] == ("error",):
+            raise RuntimeError(answer[1])
+        return _decode_answer(answer)
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):  # a helper that died leaves a broken pipe
+                self.process.stdin.close()  # the helper's loop ends at the end of its input
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+class PageDecoder:
+    """Up to `workers` helper processes, started when first needed, shared by the extract's threads.
+
+    A walk offers its pages from the `from_page`th on (`OFFLOAD_FROM_PAGE` unless given).
+    """
+
+    def __init__(self, workers: int, from_page: int | None = None) -> None:
+        self.workers = workers
+        self.from_page = OFFLOAD_FROM_PAGE if from_page is None else from_page
+        self.decoded_pages = 0  # pages a helper decoded (not counting those it left to this process)
+        self._idle: queue.Queue[_Helper] = queue.Queue()
+        self._helpers: list[_Helper] = []
+        # Helpers of a decoder dropped without `close` (an extract that never finished) stop with it.
+        weakref.finalize(self, _stop_all, self._helpers)
+        self._started = 0
+        self._lock = threading.Lock()
+        self._closed = False
+        self._broken: str | None = None
+
+    def decode(self, job: PageJob) -> Page | None:
+        """The decoded page, or None: decode it in this process (see the module's docstring)."""
+        helper = self._take()
+        if helper is None:
+            return None
+        try:
+            page = helper.decode(job)
+        except Exception as exc:  # whatever went wrong there, this process can still decode the page
+            helper.stop()
+            self._give_up(f"{type(exc).__name__}: {exc}")
+            return None
+        with self._lock:
+            closed = self._closed
+            self.decoded_pages += page is not None
+        if closed:
+            helper.stop()
+        else:
+            self._idle.put(helper)
+        return page
+
+    @property
+    def running_helpers(self) -> int:
+        """How many helper processes are running now."""
+        return sum(helper.process.poll() is None for helper in self._helpers)
+
+    def close(self) -> None:
+        """Stop the helpers; later pages are decoded in this process."""
+        with self._lock:
+            self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().stop()
+            except queue.Empty:
+                return
+
+    def _take(self) -> _Helper | None:
+        with self._lock:
+            if self._closed or self._broken is not None:
+                return None
+            start = self._idle.empty() and self._started < self.workers
+            if start:
+                self._started += 1
+        if start:
+            try:
+                helper = _Helper()
+                self._helpers.append(helper)
+                return helper
+            except OSError as exc:
+                self._give_up(f"could not start: {exc}")
+                return None
+        while True:  # all helpers busy: wait for one, unless they are stopped meanwhile
+            try:
+                return self._idle.get(timeout=0.2)
+            except queue.Empty:
+                with self._lock:
+                    if self._closed or self._broken is not None:
+                        return None
+
+    def _give_up(self, problem: str) -> None:
+        with self._lock:
+            if self._broken is not None:
+                return
+            self._broken = problem
+        logger.warning(
+            "decoding pages in a helper process stopped (%s); they are decoded in this process, "
+            "which is slower but loads the same rows. Set decode_workers = 0 to not start helpers.",
+            problem,
+        )
+        self.close()
+
+
+def serve_stdio() -> None:
+    """The helper's program: jobs on stdin, answers on stdout. Anything else printed goes to stderr, so
+    that a library printing cannot corrupt the answers."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    serve(sys.stdin.buffer, answers)
+
+
+def _stop_all(helpers: list[_Helper]) -> None:
+    for helper in helpers:
+        helper.stop()

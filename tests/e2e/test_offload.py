@@ -1,0 +1,67 @@
+"""Pages decoded by a helper process load the same warehouse and state as pages decoded in the sync's
+own process, and the helpers are gone when the extract ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dlt
+import pytest
+
+from pipelines.platform_pipeline import sync
+from sources.platform import offload
+from sources.platform.offload import PageDecoder
+from tests.e2e.conftest import source_options, warehouse_tables
+
+# Small pages, so that the flat lists of the small e2e world span many pages.
+ITEMS_PER_PAGE = 7
+
+
+def _sync(tmp_path: Path, sandbox: Any, token: str, name: str, decode_workers: int) -> dlt.Pipeline:
+    pipeline = dlt.pipeline(
+        pipeline_name=f"platform_sync_{name}",
+        destination=dlt.destinations.duckdb(str(tmp_path / f"{name}.duckdb")),
+        dataset_name="platform_raw",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    options = source_options(sandbox, token, items_per_page=ITEMS_PER_PAGE, decode_workers=decode_workers)
+    result = sync(pipeline, source_options=options)
+    assert not result.report.failed, result.report.failed
+    return pipeline
+
+
+def _resource_states(pipeline: dlt.Pipeline) -> dict[str, Any]:
+    return dict(pipeline.state["sources"]["platform"]["resources"])  # type: ignore[typeddict-item]
+
+
+def test_pages_decoded_by_a_helper_load_the_same_rows_and_state(
+    sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(offload, "OFFLOAD_FROM_PAGE", 2)  # every page after a walk's first
+    decoders: list[PageDecoder] = []
+    made = PageDecoder.__init__
+
+    def keep(self: PageDecoder, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        decoders.append(self)
+
+    monkeypatch.setattr(PageDecoder, "__init__", keep)
+    token = sandbox.token()
+    here = _sync(tmp_path, sandbox, token, "here", decode_workers=0)
+    assert decoders == []
+    helped = _sync(tmp_path, sandbox, token, "helped", decode_workers=1)
+
+    [decoder] = decoders
+    assert decoder.decoded_pages > 20  # fiscal documents, lesson comments, transfers, ... after page 1
+    assert decoder.running_helpers == 0  # stopped when the last resource finished
+    tables_here = warehouse_tables(str(tmp_path / "here.duckdb"))
+    tables_helped = warehouse_tables(str(tmp_path / "helped.duckdb"))
+    assert tables_helped.keys() == tables_here.keys()
+    for table, (columns, rows) in tables_here.items():
+        assert tables_helped[table] == (columns, rows), table
+    assert len(tables_here["fiscal_documents"][1]) > 3 * ITEMS_PER_PAGE
+    # The cursors (fiscal documents' newest emission date and its ids) and the sale ids handed to
+    # `sales` come out the same from tables as from rows.
+    assert _resource_states(helped) == _resource_states(here)
+    assert _resource_states(here)["fiscal_documents"]["emission_date"]["ids"]

@@ -1,0 +1,214 @@
+"""Helper processes decode pages exactly as this process would, or leave them to it (`offload.py`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pytest
+
+from sources.platform.cursor import Cursor
+from sources.platform.errors import ConfigurationError, PagingLoopError
+from sources.platform.models import parse_record
+from sources.platform.models.columnar import columnar_layout, page_table
+from sources.platform.offload import PageDecoder, PageJob, decode_page
+from sources.platform.paging import Page, PageWalk
+from sources.platform.readers import observe_newest
+from sources.platform.settings import decode_workers_or_default
+from sources.platform.streams import STREAMS
+from tests.source.test_models import RECORD_OF_TABLE, record
+
+LOAD_ID = "1763900000.123456"
+# The flat streams read by paged walks, with the extra column a reader adds to their rows, if any.
+PAGED_FLAT = {
+    "products": None,
+    "affiliations": None,
+    "transfers": None,
+    "fiscal_documents": None,
+    "lesson_comments": {"course_id": 31},
+}
+
+
+def _items(stream_name: str, count: int = 3) -> list[dict[str, Any]]:
+    items = []
+    for index in range(count):
+        item = record(RECORD_OF_TABLE[stream_name])
+        if stream_name == "fiscal_documents":
+            item["document"]["id"] = f"doc-{index}"
+        else:
+            item["id"] = type(item["id"])(f"{index + 1}{item['id']}")
+        items.append(item)
+    return items
+
+
+def _body(items: list[Any], page: int = 4, pages: int = 9, **envelope: Any) -> bytes:
+    document = {"page": page, "pages": pages, "itemsPerPage": 100, "totalItems": 850, "items": items}
+    document.update(envelope)
+    return orjson.dumps(document)
+
+
+def _job(stream_name: str, content: bytes, extra: dict[str, Any] | None = None) -> PageJob:
+    stream = STREAMS[stream_name]
+    return PageJob(stream_name, stream.operation, 4, content, extra, LOAD_ID)
+
+
+def _here(stream_name: str, items: list[dict[str, Any]], extra: dict[str, Any] | None) -> pa.Table:
+    """The table this process packs from the same items."""
+    stream = STREAMS[stream_name]
+    rows = [{**parse_record(stream.model, dict(item)), **(extra or {})} for item in items]
+    layout = columnar_layout(stream.model, stream.extra_columns)
+    assert layout is not None
+    table = page_table(layout, rows, LOAD_ID)
+    assert table is not None
+    return table
+
+
+def _without_row_ids(table: pa.Table) -> pa.Table:
+    return table.drop_columns(["_dlt_id"])
+
+
+@pytest.fixture
+def decoder() -> Iterator[PageDecoder]:
+    decoder = PageDecoder(1)
+    yield decoder
+    decoder.close()
+
+
+@pytest.mark.parametrize("stream_name", PAGED_FLAT)
+def test_a_helper_decodes_a_page_exactly_as_this_process_would(
+    stream_name: str, decoder: PageDecoder
+) -> None:
+    items = _items(stream_name)
+    extra = PAGED_FLAT[stream_name]
+    page = decoder.decode(_job(stream_name, _body(items), extra))
+    assert page is not None
+    assert (page.page, page.pages, page.total_items, page.items_per_page) == (4, 9, 850, 100)
+    assert isinstance(page.items, pa.Table)
+    expected = _here(stream_name, items, extra)
+    assert page.items.schema == expected.schema
+    assert _without_row_ids(page.items).equals(_without_row_ids(expected))
+    row_ids = page.items.column("_dlt_id").to_pylist()
+    assert len(set(row_ids)) == len(items) and all(row_ids)
+    assert decoder.decoded_pages == 1
+    assert decoder.running_helpers == 1
+    decoder.close()
+    assert decoder.running_helpers == 0
+    assert decoder.decode(_job(stream_name, _body(items), extra)) is None  # closed: decoded here
+
+
+def _unknown_enum(items: list[dict[str, Any]]) -> None:
+    items[1]["status"] = "BRAND_NEW_STATUS"
+
+
+def _unknown_field(items: list[dict[str, Any]]) -> None:
+    items[0]["addedByTheApi"] = 1
+
+
+def _missing_field(items: list[dict[str, Any]]) -> None:
+    del items[2]["createdAt"]
+
+
+def _eleven_decimals(items: list[dict[str, Any]]) -> None:
+    items[0]["value"]["value"] = 1.12345678901
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (_unknown_enum, "an enum value outside the spec: strict_enums decides, here"),
+        (_unknown_field, "a field the models do not know: dlt adds its column from rows"),
+        (_missing_field, "an invalid record: the error is raised here"),
+        (_eleven_decimals, "a decimal Arrow cannot carry exactly"),
+    ],
+)
+def test_a_page_that_is_not_strictly_valid_and_packable_is_left_to_this_process(
+    change: Any, why: str
+) -> None:
+    items = _items("transfers")
+    change(items)
+    assert decode_page(_job("transfers", _body(items))) is None, why
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"page": 4, "items": [', b"[]", _body([], pages="nine"), _body([{"id": 1}, 3])],
+    ids=["not JSON", "not an envelope", "a page count that is no number", "an item that is no object"],
+)
+def test_a_malformed_page_is_left_to_this_process_which_names_the_problem(content: bytes) -> None:
+    assert decode_page(_job("transfers", content)) is None
+
+
+def test_a_list_with_child_tables_is_never_decoded_by_a_helper() -> None:
+    items = [record(RECORD_OF_TABLE["subscriptions"])]
+    assert decode_page(_job("subscriptions", _body(items))) is None
+
+
+def test_an_empty_page_comes_back_as_an_empty_page() -> None:
+    page = decode_page(_job("transfers", _body([], page=9, pages=9)))
+    assert page == Page([], 9, 9, 850, 100)
+
+
+def test_a_helper_that_dies_leaves_its_pages_to_this_process_and_says_so(
+    decoder: PageDecoder, caplog: pytest.LogCaptureFixture
+) -> None:
+    content = _body(_items("transfers"))
+    assert decoder.decode(_job("transfers", content)) is not None
+    [helper] = decoder._helpers
+    helper.process.kill()
+    helper.process.wait()
+    with caplog.at_level(logging.WARNING, logger="platform_sync.offload"):
+        assert decoder.decode(_job("transfers", content)) is None
+        assert decoder.decode(_job("transfers", content)) is None
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "decoding pages in a helper process stopped" in warning
+    assert "decoded in this process" in warning
+    assert len(decoder._helpers) == 1  # not started again
+    assert decoder.decoded_pages == 1
+
+
+def test_a_page_repeated_as_a_table_is_a_paging_loop() -> None:
+    """Tables decoded by a helper carry new row ids every time; the walk compares the records."""
+    items = _items("transfers")
+    first = decode_page(_job("transfers", _body(items, page=1, pages=3)))
+    again = decode_page(_job("transfers", _body(items, page=2, pages=3)))
+    assert first is not None and again is not None
+    walk = PageWalk("list_transfers")
+    assert walk.accept(first)
+    assert walk.next() == 2
+    with pytest.raises(PagingLoopError, match="page 2 repeats the items of page 1"):
+        walk.accept(again)
+
+
+def test_the_newest_value_of_a_table_moves_a_cursor_as_its_rows_would() -> None:
+    items = _items("fiscal_documents", 4)
+    dates = ["2024-03-01T10:00:00Z", "2024-03-02T10:00:00Z", "2024-03-02T10:00:00Z", "2024-02-01T00:00:00Z"]
+    for item, date in zip(items, dates, strict=True):
+        item["document"]["emissionDate"] = date
+    page = decode_page(_job("fiscal_documents", _body(items)))
+    assert page is not None and isinstance(page.items, pa.Table)
+    rows = [parse_record(STREAMS["fiscal_documents"].model, item) for item in items]
+    states: list[dict[str, Any]] = [{}, {}]
+    for state, batch in zip(states, (rows, page.items), strict=True):
+        cursor = Cursor(state, "emission_date")
+        observe_newest(cursor, batch, ("document", "emissionDate"), ("document", "id"))
+        cursor.commit()
+    assert states[0] == states[1]
+    assert states[0]["emission_date"]["ids"] == ["doc-1", "doc-2"]
+    assert datetime.fromisoformat(states[0]["emission_date"]["value"]) == datetime(2024, 3, 2, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 0), (2, 1), (16, 1), (None, 0)])
+def test_one_helper_by_default_where_there_is_a_core_for_it(cores: int | None, workers: int) -> None:
+    assert decode_workers_or_default(None, cores) == workers
+
+
+def test_configured_helpers_are_kept_and_checked() -> None:
+    assert decode_workers_or_default(0, 16) == 0
+    assert decode_workers_or_default(3, 2) == 3
+    for wrong in (-1, "two", True, 1.5):
+        with pytest.raises(ConfigurationError, match="decode_workers must be a whole number"):
+            decode_workers_or_default(wrong, 2)  # type: ignore[arg-type]
