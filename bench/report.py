@@ -367,15 +367,19 @@ def _throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]]
     lines += [
         "",
         "What bounds each step. Extract: fetching, parsing and validating every record (pydantic) and "
-        "packing flat pages into Arrow, in one Python process: the resources run in dlt's thread pool but "
-        "share the interpreter's lock. Normalize: only the records with lists (subscriptions, attendees) "
-        "go through dlt's row-by-row normalizer, for their child tables, in worker processes (two on two "
-        "cores: `pipelines/parallelism.py`; dlt hands each worker whole files, so the larger of the two "
-        "tables bounds the step); the flat tables' files are loaded as extracted. Handing dlt the child "
-        "tables as Arrow tables too is not possible in dlt 1.31: a "
-        "nested table written during extract fails the extract's metrics (`Extract._compute_metrics` "
-        "looks up the `resource` of every table with files, and a nested table may not have one). Load: "
-        "DuckDB's merge (staging, dedup by the version column, delete and insert).",
+        "packing flat pages into Arrow. The resources run in dlt's thread pool but share the "
+        "interpreter's lock; the pages of the large flat lists (from a walk's fourth page on) are "
+        "parsed, validated and packed by one helper process on the second core "
+        "(`sources/platform/offload.py`). While the lists with child tables are read, the sync's process"
+        " is the bound; after them, the helper decoding the fiscal documents and lesson comments. "
+        "Normalize: only the records with lists (subscriptions, attendees) go through dlt's row-by-row "
+        "normalizer, for their child tables, in worker processes (two on two cores: "
+        "`pipelines/parallelism.py`; dlt hands each worker whole files, so the larger of the two tables "
+        "bounds the step); the flat tables' files are loaded as extracted. Handing dlt the child tables "
+        "as Arrow tables too is not possible in dlt 1.31: a nested table written during extract fails "
+        "the extract's metrics (`Extract._compute_metrics` looks up the `resource` of every table with "
+        "files, and a nested table may not have one). Load: DuckDB's merge (staging, dedup by the "
+        "version column, delete and insert).",
         "",
         f"The server. The sandbox built these pages in the recording pass (bare httpx, "
         f"{figures['settings']['extract_workers']} threads); the page server then served the same pages:",
@@ -409,9 +413,11 @@ def _memory_section(scales: list[dict[str, Any]]) -> list[str]:
         "## Memory",
         "",
         "Peak memory of the run, median of the runs: the process's resident memory (`ru_maxrss`), or, when "
-        "higher, the sampled memory of the process and its normalize workers together (their proportional "
-        "set sizes, so that the pages a forked worker shares with the process count once); the step during "
-        "which the sampled peak fell (sampled every 0.1 s); the peak of each step of our sync.",
+        "higher, the sampled memory of the process and its children together (the page-decoding helper "
+        "during the extract, the normalize workers; their proportional set sizes, so that the pages a "
+        "forked worker shares with the process count once); the step during which the sampled peak fell "
+        "(sampled every 0.1 s, less often while a sample of several processes is slow); the peak of each "
+        "step of our sync.",
         "",
         "| scale | ours | peak in | ours: extract / normalize / load peak MB | top-up of the other resources "
         "| rest_api parquet | floor |",
@@ -621,7 +627,8 @@ def _method_section(figures: Mapping[str, Any]) -> list[str]:
         "DuckDB `read_json` of those files with `unnest(items, recursive := true)`, one table per resource "
         "(no child tables, DuckDB's inferred types).",
         "- **Memory**: `ru_maxrss` of the run's process, or for our sync the sampled memory of the process "
-        "and its normalize workers together (PSS) when higher (`process_peak_rss_mb` is the process alone; "
+        "and its children (decoding helper, normalize workers) together (PSS) when higher "
+        "(`process_peak_rss_mb` is the process alone; "
         "the parent also samples the sum of the RSS of the process and its children with psutil, which "
         "counts the pages forked workers share with the process twice: `sampled_peak_rss_mb` in "
         "figures.json).",

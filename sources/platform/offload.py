@@ -25,6 +25,7 @@ import logging
 import os
 import pickle
 import queue
+import signal
 import struct
 import subprocess
 import sys
@@ -274,6 +275,9 @@ class PageDecoder:
 def serve_stdio() -> None:
     """The helper's program: jobs on stdin, answers on stdout. Anything else printed goes to stderr, so
     that a library printing cannot corrupt the answers."""
+    # Ctrl-C in a terminal reaches the whole process group: the sync handles it, and the helper ends
+    # when the sync closes its input, without a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     serve(sys.stdin.buffer, answers)
