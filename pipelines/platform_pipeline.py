@@ -13,7 +13,12 @@ import dlt
 from dlt.common.pipeline import LoadInfo
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
-from pipelines.memory import ReleaseMemoryBetweenSteps, bound_writer_buffers, use_system_arrow_pool
+from pipelines.memory import (
+    ReleaseMemoryBetweenSteps,
+    bound_writer_buffers,
+    limit_malloc_arenas,
+    use_system_arrow_pool,
+)
 from pipelines.parallelism import parallel_normalize
 from sources.platform import RunReport, platform_source
 from sources.platform.errors import ConfigurationError
@@ -109,6 +114,7 @@ def sync(
         source = source.with_resources(*selected)
     _keep_packed_row_ids()
     use_system_arrow_pool()
+    limit_malloc_arenas()
     bound_writer_buffers()
     parallel_normalize()
     started = time.monotonic()

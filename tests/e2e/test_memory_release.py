@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -48,6 +51,51 @@ def test_the_progress_display_asked_for_still_reports(
 
 def test_release_freed_memory_runs_on_this_platform() -> None:
     memory.release_freed_memory()  # glibc's malloc_trim where there is one, a no-op elsewhere
+
+
+# Six threads allocate with the C allocator at once, then glibc prints one block per arena to stderr.
+_ARENAS_SCRIPT = """
+import ctypes, ctypes.util, sys, threading
+from pipelines import memory
+if sys.argv[1] == "limited":
+    memory.limit_malloc_arenas()
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+libc.malloc.restype = ctypes.c_void_p
+ready = threading.Barrier(6)
+def allocate():
+    ready.wait()
+    for _ in range(2000):
+        libc.malloc(200)
+threads = [threading.Thread(target=allocate) for _ in range(6)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+libc.malloc_stats()
+"""
+
+
+def _arenas(mode: str, env: dict[str, str] | None = None) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", _ARENAS_SCRIPT, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return sum(line.startswith("Arena ") for line in done.stderr.splitlines())
+
+
+@pytest.mark.skipif(memory._libc_function("mallopt") is None, reason="glibc only")
+def test_threads_share_at_most_two_malloc_arenas() -> None:
+    environment = {"MALLOC_ARENA_MAX": ""}
+    assert _arenas("unlimited", environment) > memory.MALLOC_ARENAS  # what glibc does by itself
+    assert _arenas("limited", environment) == memory.MALLOC_ARENAS
+
+
+@pytest.mark.skipif(memory._libc_function("mallopt") is None, reason="glibc only")
+def test_an_arena_count_chosen_by_the_user_is_kept() -> None:
+    assert _arenas("limited", {"MALLOC_ARENA_MAX": "4"}) == 4
 
 
 @pytest.fixture
