@@ -16,10 +16,11 @@ from dlt.common.schema.utils import dlt_id_column
 from dlt.extract.resource import DltResource
 
 from sources.platform import readers
+from sources.platform.batches import Batch
 from sources.platform.client import PlatformClient
 from sources.platform.models import columns_for, nested_hints_for
 from sources.platform.offload import PageDecoder
-from sources.platform.readers import Batch, SourceContext
+from sources.platform.readers import SourceContext
 from sources.platform.report import RunReport
 from sources.platform.rescan import scan_when_due
 from sources.platform.sales import SaleIdQueue

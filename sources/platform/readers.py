@@ -1,7 +1,8 @@
 """How each resource reads the API. Resources declare (`streams.py`); the client fetches; these read.
 
-Every reader yields one list of rows per page, so nothing larger than a page is held in memory
-(except the small per-product snapshots, which must be complete before they replace a table).
+Every reader yields one batch per page (its rows, or the Arrow table a helper process packed them into:
+`batches.py`, `offload.py`), so nothing larger than a page is held in memory (except the small
+per-product snapshots, which must be complete before they replace a table).
 """
 
 from __future__ import annotations
@@ -12,19 +13,19 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeAlias
+from typing import Any
 
 import dlt
 import pendulum
 import pyarrow as pa
-import pyarrow.compute as pc
 from dlt.common.storages.exceptions import CurrentLoadPackageStateNotAvailable
 
+from sources.platform.batches import Batch, Rows, observe_newest, values_at
 from sources.platform.client import PageDecode, PlatformClient
 from sources.platform.cursor import Cursor
 from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
 from sources.platform.models import RecordValidationError, parse_record
-from sources.platform.models.columnar import column_name, columnar_layout, packed_pages
+from sources.platform.models.columnar import columnar_layout, packed_pages
 from sources.platform.offload import PageDecoder, PageJob
 from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.paging import Page
@@ -35,9 +36,6 @@ from sources.platform.streams import SALE_REFERENCES, STREAMS, Stream
 from sources.platform.windows import date_windows, iso_z
 
 logger = logging.getLogger("platform_sync.source")
-
-Rows = list[dict[str, Any]]
-Batch: TypeAlias = Rows | pa.Table  # what a resource yields: rows, or the same rows packed as an Arrow table
 
 
 @dataclass
@@ -139,35 +137,6 @@ def _sales_selected() -> bool:
         return "sales" in dlt.current.source().resources.selected
     except Exception:  # outside an extract (a reader driven by hand): keep the ids
         return True
-
-
-def values_at(batch: Batch, path: tuple[str, ...]) -> list[Any]:
-    """The value at `path` (API keys) of every row, from rows or from their packed table."""
-    if isinstance(batch, pa.Table):
-        return batch.column(column_name(path)).to_pylist()
-    return [_dig(row, path) for row in batch]
-
-
-def observe_newest(
-    cursor: Cursor, batch: Batch, value_path: tuple[str, ...], id_path: tuple[str, ...]
-) -> None:
-    """Show the cursor the value and id of each row; of a table only the rows with its newest value,
-    which leave the cursor as all of them would (it keeps only the newest value and its ids)."""
-    if isinstance(batch, pa.Table):
-        values = batch.column(column_name(value_path))
-        newest = pc.max(values)
-        if not newest.is_valid:
-            return
-        batch = batch.filter(pc.equal(values, newest))
-    for value, record_id in zip(values_at(batch, value_path), values_at(batch, id_path), strict=True):
-        cursor.observe(value, record_id)
-
-
-def _dig(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = row
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
 
 
 def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batch]]) -> Iterator[Batch]:

@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 import dlt
 import pendulum
 
-from sources.platform.readers import Batch, SourceContext, keep_replaced_table
+from sources.platform.batches import Batch
+from sources.platform.readers import SourceContext, keep_replaced_table
 from sources.platform.streams import Stream
 
 # Source state key: resource name -> ISO time of the start of the run of its last complete scan.

@@ -11,13 +11,13 @@ import orjson
 import pyarrow as pa
 import pytest
 
+from sources.platform.batches import observe_newest
 from sources.platform.cursor import Cursor
 from sources.platform.errors import ConfigurationError, PagingLoopError
 from sources.platform.models import parse_record
 from sources.platform.models.columnar import columnar_layout, page_table
 from sources.platform.offload import PageDecoder, PageJob, decode_page
 from sources.platform.paging import Page, PageWalk
-from sources.platform.readers import observe_newest
 from sources.platform.settings import decode_workers_or_default
 from sources.platform.streams import STREAMS
 from tests.source.test_models import RECORD_OF_TABLE, record

@@ -1,0 +1,45 @@
+"""What a reader yields for a page: its rows, or the same rows packed as an Arrow table (by a helper
+process, `offload.py`), and reading values out of either."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sources.platform.cursor import Cursor
+from sources.platform.models.columnar import column_name
+
+Rows = list[dict[str, Any]]
+Batch: TypeAlias = Rows | pa.Table
+
+
+def values_at(batch: Batch, path: tuple[str, ...]) -> list[Any]:
+    """The value at `path` (API keys) of every row, from rows or from their packed table."""
+    if isinstance(batch, pa.Table):
+        return batch.column(column_name(path)).to_pylist()
+    return [_dig(row, path) for row in batch]
+
+
+def observe_newest(
+    cursor: Cursor, batch: Batch, value_path: tuple[str, ...], id_path: tuple[str, ...]
+) -> None:
+    """Show the cursor the value and id of each row; of a table only the rows with its newest value,
+    which leave the cursor as all of them would (it keeps only the newest value and its ids)."""
+    if isinstance(batch, pa.Table):
+        values = batch.column(column_name(value_path))
+        newest = pc.max(values)
+        if not newest.is_valid:
+            return
+        batch = batch.filter(pc.equal(values, newest))
+    for value, record_id in zip(values_at(batch, value_path), values_at(batch, id_path), strict=True):
+        cursor.observe(value, record_id)
+
+
+def _dig(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = row
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
