@@ -12,10 +12,10 @@ malformed envelope, a record that does not validate, an unknown enum value, a va
 comes back as "not decoded", and the page is decoded here as if there were no helper, with the same
 errors, warnings and settings. If a helper dies, its page and the following ones are decoded here too.
 
-Helpers are separate interpreters running `serve_stdio` (not forked from
-this multi-threaded process, and not `multiprocessing`'s spawn, which would import the caller's main
-module again); they start only once a walk reaches its `OFFLOAD_FROM_PAGE`th page, so a small sync
-never starts one, and stop when the extract ends (`PageDecoder.close`).
+Helpers are separate interpreters running `serve_stdio` (not forked from this multi-threaded process,
+and not `multiprocessing`'s spawn, which would import the caller's main module again); they start only
+once a walk reaches its `OFFLOAD_FROM_PAGE`th page, so a small sync never starts one, and stop when the
+extract ends (`PageDecoder.close`).
 """
 
 from __future__ import annotations
