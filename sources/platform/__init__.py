@@ -6,6 +6,7 @@ retries and rate limits, `readers.py` how each resource reads, `streams.py` what
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -45,7 +46,6 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
-    usable_cores,
 )
 from sources.platform.streams import FULL_SCANS, STREAMS, Stream
 
@@ -142,7 +142,7 @@ def platform_source(
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
         strict_enums=strict_enums,
         arrow_pages=arrow_pages,
-        decode_workers=decode_workers_or_default(decode_workers, usable_cores()),
+        decode_workers=decode_workers_or_default(decode_workers, os.cpu_count()),
         granted_scopes=frozenset(granted_scopes) if granted_scopes else None,
         rescan_hours=parse_rescan_hours("rescan_hours", rescan_hours),
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),

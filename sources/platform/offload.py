@@ -184,13 +184,11 @@ class _Helper:
 
 class PageDecoder:
     """Up to `workers` helper processes, started when first needed, shared by the extract's threads.
+    A walk offers them its pages from the `from_page`th on."""
 
-    A walk offers its pages from the `from_page`th on (`OFFLOAD_FROM_PAGE` unless given).
-    """
-
-    def __init__(self, workers: int, from_page: int | None = None) -> None:
+    def __init__(self, workers: int) -> None:
         self.workers = workers
-        self.from_page = OFFLOAD_FROM_PAGE if from_page is None else from_page
+        self.from_page = OFFLOAD_FROM_PAGE
         self.decoded_pages = 0  # pages a helper decoded (not counting those it left to this process)
         self._idle: queue.Queue[_Helper] = queue.Queue()
         self._helpers: list[_Helper] = []

@@ -66,9 +66,9 @@ class SourceContext:
         """How a walk over the stream's pages hands them to the helper processes (`offload.py`), if it
         can: the stream's model is flat and pages are packed into Arrow tables."""
         decoder = self.decoder
-        if decoder is None or columnar_layout(stream.model, stream.extra_columns) is None:
+        if decoder is None or not self.settings.arrow_pages:
             return None
-        if not self.settings.arrow_pages:
+        if columnar_layout(stream.model, stream.extra_columns) is None:
             return None
         load_id = _current_load_id()
 
@@ -132,11 +132,10 @@ def _selected_resources() -> set[str] | None:
 
 
 def _sales_selected() -> bool:
-    """Whether this extract runs `sales`: if it does not, nobody would take the offered ids."""
-    try:
-        return "sales" in dlt.current.source().resources.selected
-    except Exception:  # outside an extract (a reader driven by hand): keep the ids
-        return True
+    """Whether this extract runs `sales`: if it does not, nobody would take the offered ids (outside an
+    extract, the ids are kept)."""
+    selected = _selected_resources()
+    return selected is None or "sales" in selected
 
 
 def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batch]]) -> Iterator[Batch]:

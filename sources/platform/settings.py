@@ -6,7 +6,6 @@ before the first request, so a typo fails fast with a message that says what to 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -165,13 +164,6 @@ def decode_workers_or_default(value: int | None, cpu_count: int | None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigurationError(f"decode_workers must be a whole number of at least 0, got {value!r}")
     return value
-
-
-def usable_cores() -> int | None:
-    """The cores this process may run on (its CPU affinity where the system tells), None if unknown."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count()
 
 
 def non_negative(name: str, value: float) -> float:
