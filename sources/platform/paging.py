@@ -11,15 +11,12 @@ that do not advance (same number again, or the same items under a new number) ra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeAlias
 
 import pyarrow as pa
 from dlt.common.schema.typing import C_DLT_ID
 
+from sources.platform.batches import Batch
 from sources.platform.errors import MalformedResponseError, PagingLoopError
-
-# A page's records as decoded JSON objects, or already validated into an Arrow table (`offload.py`).
-Items: TypeAlias = list[dict[str, Any]] | pa.Table
 
 ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
 
@@ -28,7 +25,7 @@ ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
 class Page:
     """One page of a paged list; `items_per_page` is the size the server used, not the one asked for."""
 
-    items: Items
+    items: Batch  # the decoded JSON objects, or the table a helper packed them into (`offload.py`)
     page: int
     pages: int
     total_items: int
@@ -96,7 +93,7 @@ class PageWalk:
         self._requested = self.first
         self._zero_based: bool | None = None
         self._last_number: int | None = None
-        self._last_items: Items | None = None
+        self._last_items: Batch | None = None
         self._next: int | None = None
         self._probed_zero = False
 
@@ -152,7 +149,7 @@ class PageWalk:
         return self._probed_zero and self._requested == 0
 
 
-def _same_items(items: Items, other: Items) -> bool:
+def _same_items(items: Batch, other: Batch) -> bool:
     """Whether two pages hold the same records. Lists are compared as they are: two different pages
     differ in their first item, so this costs one comparison per page (a hash of every page's items was
     a fiftieth of the extract's time). Tables are compared without their row ids, random per row."""
