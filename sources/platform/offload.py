@@ -3,9 +3,10 @@
 The extract is bound by the interpreter lock: parsing, validating and packing the records of a page is
 most of its work (at 1M rows in bench/, 45 of its 90 CPU seconds were the fiscal documents alone), and it
 runs on one core while the others wait. A `PageDecoder` hands the body of a page of a flat model
-(`models/columnar.py`) to a helper process, which does exactly what this process would do with it
-(`decode_page`: the same envelope check, `parse_record` and `page_table`) and sends back the Arrow
-table; this process meanwhile fetches and writes other pages.
+(`models/columnar.py`) to a helper process, which validates it as this process would and packs it with
+the same `page_table` (`decode_page`: the whole body in one call of pydantic's JSON validator, into
+the rows `parse_record` returns, then the same envelope check) and sends back the Arrow table; this
+process meanwhile fetches and writes other pages.
 
 The helper only ever answers for a page it could decode completely and strictly. Anything else (a
 malformed envelope, a record that does not validate, an unknown enum value, a value Arrow cannot carry)
@@ -38,9 +39,8 @@ from typing import IO, Any
 import pyarrow as pa
 
 from sources.platform.errors import MalformedResponseError
-from sources.platform.models import RecordValidationError, parse_record
+from sources.platform.models import parse_page_strictly
 from sources.platform.models.columnar import columnar_layout, page_table
-from sources.platform.outcomes import loads_json
 from sources.platform.paging import Page, parse_envelope
 from sources.platform.streams import STREAMS
 
@@ -74,17 +74,17 @@ def decode_page(job: PageJob) -> Page | None:
     if layout is None:
         return None
     try:
-        document = loads_json(job.content)
+        document = parse_page_strictly(stream.model, job.content)
         page = parse_envelope(document, operation=job.operation, requested_page=job.requested_page)
-        rows = [parse_record(stream.model, item, strict_enums=True) for item in page.items]
-    except (ValueError, MalformedResponseError, RecordValidationError):
+    except (ValueError, MalformedResponseError):
         return None
+    rows = page.items
     if not rows:
         return page
     if job.extra:
         for row in rows:
             row.update(job.extra)
-    table = page_table(layout, rows, job.load_id)
+    table = page_table(layout, rows, job.load_id, known_keys=True)
     if table is None:
         return None
     return Page(table, page.page, page.pages, page.total_items, page.items_per_page)

@@ -31,6 +31,7 @@ from sources.platform.models import (
     enum_columns,
     nested_hints_for,
     parse_decimal,
+    parse_page_strictly,
     parse_record,
     parse_timestamp,
 )
@@ -534,6 +535,61 @@ def test_extra_fields_are_kept_at_every_level() -> None:
     model = Sale.model_validate(raw)
     assert model.model_extra == {"newTopField": {"deep": [1, 2]}}
     assert model.model_dump()["items"][0]["giftWrap"] is True
+
+
+# --- whole pages, strictly (the helper processes' path) ---
+
+
+def _page_body(items: list[Any], **envelope: Any) -> bytes:
+    return json.dumps(
+        {"page": 2, "pages": 3, "itemsPerPage": 100, "totalItems": 250, **envelope, "items": items}
+    ).encode()
+
+
+@pytest.mark.parametrize(("model", "name"), ALL, ids=IDS)
+def test_a_strictly_valid_page_gives_the_rows_parse_record_gives(model: type[ApiModel], name: str) -> None:
+    items = [record(name), record(name)]
+    document = parse_page_strictly(model, _page_body(items))
+    assert document["items"] == [parse_record(model, item) for item in items]
+    assert (document["page"], document["pages"], document["totalItems"]) == (2, 3, 250)
+
+
+def test_a_strict_page_prunes_null_nested_objects_like_parse_record() -> None:
+    items = [null_sale(), record("sale")]
+    assert parse_page_strictly(Sale, _page_body(items))["items"] == [parse_record(Sale, i) for i in items]
+
+
+def _nested_extra(raw: dict[str, Any]) -> None:
+    raw["buyer"]["address"]["extraNote"] = "gate 2"
+
+
+def _extra_in_a_list(raw: dict[str, Any]) -> None:
+    raw["items"][0]["giftWrap"] = True
+
+
+def _unknown_enum_value(raw: dict[str, Any]) -> None:
+    raw["payment"]["method"] = "brandNewValue"
+
+
+def _null_required(raw: dict[str, Any]) -> None:
+    raw["buyer"]["address"]["zipCode"] = None
+
+
+@pytest.mark.parametrize("change", [_nested_extra, _extra_in_a_list, _unknown_enum_value, _null_required])
+def test_a_page_with_anything_parse_record_would_keep_leniently_or_reject_is_refused(change: Any) -> None:
+    items = [record("sale"), record("sale")]
+    change(items[1])
+    with pytest.raises(ValueError):
+        parse_page_strictly(Sale, _page_body(items))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"items": [', b"[]", b'{"page": 1}', b'{"items": {}}', b'{"items": [3]}', b'{"items": []} x'],
+)
+def test_a_body_that_is_not_a_page_of_records_is_refused(content: bytes) -> None:
+    with pytest.raises(ValueError):
+        parse_page_strictly(Sale, content)
 
 
 # --- enums ---

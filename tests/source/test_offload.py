@@ -108,6 +108,10 @@ def _unknown_field(items: list[dict[str, Any]]) -> None:
     items[0]["addedByTheApi"] = 1
 
 
+def _unknown_nested_field(items: list[dict[str, Any]]) -> None:
+    items[2]["bankAccount"]["addedByTheApi"] = "x"
+
+
 def _missing_field(items: list[dict[str, Any]]) -> None:
     del items[2]["createdAt"]
 
@@ -121,6 +125,7 @@ def _eleven_decimals(items: list[dict[str, Any]]) -> None:
     [
         (_unknown_enum, "an enum value outside the spec: strict_enums decides, here"),
         (_unknown_field, "a field the models do not know: dlt adds its column from rows"),
+        (_unknown_nested_field, "the same in a nested object"),
         (_missing_field, "an invalid record: the error is raised here"),
         (_eleven_decimals, "a decimal Arrow cannot carry exactly"),
     ],

@@ -174,11 +174,14 @@ def column_name(path: tuple[str, ...]) -> str:
     return _NAMING.shorten_fragments(*(_NAMING.normalize_path(key) for key in path))
 
 
-def page_table(layout: Layout, rows: list[dict[str, Any]], load_id: str | None = None) -> pa.Table | None:
+def page_table(
+    layout: Layout, rows: list[dict[str, Any]], load_id: str | None = None, *, known_keys: bool = False
+) -> pa.Table | None:
     """The rows (as ``parse_record`` returned them, plus extra columns) as one Arrow table with dlt's
     column names, row ids and the load id if given, or None if Arrow cannot carry them exactly (the caller
-    then yields the rows)."""
-    if not rows or not all(layout.shape.holds(row) for row in rows):
+    then yields the rows). ``known_keys``: the rows were validated to have no field the model does not
+    know (``parse_page_strictly``), so that is not checked again."""
+    if not rows or not (known_keys or all(layout.shape.holds(row) for row in rows)):
         return None
     try:
         table = pa.Table.from_pylist(rows, schema=layout.schema)

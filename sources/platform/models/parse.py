@@ -9,6 +9,7 @@ nested object is left out of the row (``_prune``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import types
 import typing
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.config import ExtraValues
 from pydantic_core import PydanticUndefined
 from typing_extensions import TypedDict
 
@@ -113,6 +115,32 @@ def parse_record(
     if compiled.prune is not None:
         _prune(row, compiled.prune)
     return row
+
+
+def parse_page_strictly(model: type[BaseModel], content: bytes) -> dict[str, Any]:
+    """The JSON document of a page body whose ``items`` are records of ``model``, with the items as the
+    rows ``parse_record(model, item)`` returns; ``ValueError`` (pydantic's ``ValidationError``) unless
+    the body is JSON, has a list ``items`` and every item validates with no field the models do not know,
+    at any level, and no enumeration value they do not list. The envelope's other keys are not checked.
+
+    For the helper processes (``offload.py``), which leave every such page to the ordinary path; one
+    call of pydantic's JSON validator on the whole body takes about two thirds of the time of parsing
+    it and validating its records one by one.
+    """
+    compiled = _COMPILED.get(model) or _compile(model)
+    document: dict[str, Any] = _strict_page_validator(model)(content)
+    if compiled.prune is not None:
+        for row in document["items"]:
+            _prune(row, compiled.prune)
+    return document
+
+
+@functools.cache
+def _strict_page_validator(model: type[BaseModel]) -> Any:
+    record = _mirror(model, {}, "forbid")
+    page = _typed_dict(f"{model.__name__}Page", {"items": Required[list[record]]})  # type: ignore[valid-type]
+    page.__pydantic_config__ = ConfigDict(extra="allow", title=f"{model.__name__} page")
+    return TypeAdapter(page).validator.validate_json
 
 
 def _recover(
@@ -237,12 +265,12 @@ def _compile(model: type[BaseModel]) -> _Compiled:
 _typed_dict: Any = TypedDict  # called with a computed name and fields
 
 
-def _mirror(model: type[BaseModel], done: dict[type, Any]) -> Any:
+def _mirror(model: type[BaseModel], done: dict[type, Any], extra: ExtraValues = "allow") -> Any:
     if model in done:
         return done[model]
     fields: dict[str, Any] = {}
     for name, info in model.model_fields.items():
-        annotation = _mirror_type(info.annotation, done)
+        annotation = _mirror_type(info.annotation, done, extra)
         if info.metadata:
             annotation = Annotated[(annotation, *info.metadata)]
         if info.is_required():
@@ -251,25 +279,25 @@ def _mirror(model: type[BaseModel], done: dict[type, Any]) -> Any:
             default = None if info.default is PydanticUndefined else info.default
             fields[name] = NotRequired[Annotated[annotation, Field(default=default)]]
     mirror = _typed_dict(model.__name__, fields)
-    mirror.__pydantic_config__ = ConfigDict(extra="allow", title=model.__name__)
+    mirror.__pydantic_config__ = ConfigDict(extra=extra, title=model.__name__)
     done[model] = mirror
     return mirror
 
 
-def _mirror_type(tp: Any, done: dict[type, Any]) -> Any:
+def _mirror_type(tp: Any, done: dict[type, Any], extra: ExtraValues) -> Any:
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return _mirror(tp, done)
+        return _mirror(tp, done, extra)
     origin = get_origin(tp)
     if origin is None or origin is Literal:
         return tp
     args = get_args(tp)
     if origin is Annotated:
-        return Annotated[(_mirror_type(args[0], done), *tp.__metadata__)]
+        return Annotated[(_mirror_type(args[0], done, extra), *tp.__metadata__)]
     if origin is types.UnionType or origin is typing.Union:
-        mirrored = tuple(_mirror_type(a, done) for a in args)
+        mirrored = tuple(_mirror_type(a, done, extra) for a in args)
         return typing.Union[mirrored]  # noqa: UP007 - built from a tuple
     if origin is list:
-        return list[_mirror_type(args[0], done)]  # type: ignore[misc]
+        return list[_mirror_type(args[0], done, extra)]  # type: ignore[misc]
     return tp
 
 
