@@ -24,6 +24,7 @@ from sources.platform.batches import Batch, Rows, observe_newest, values_at
 from sources.platform.client import PageDecode, PlatformClient
 from sources.platform.cursor import Cursor
 from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
+from sources.platform.interleave import interleaved
 from sources.platform.models import RecordValidationError, parse_record
 from sources.platform.models.columnar import columnar_layout, packed_pages
 from sources.platform.offload import PageDecoder, PageJob
@@ -36,6 +37,10 @@ from sources.platform.streams import SALE_REFERENCES, STREAMS, Stream
 from sources.platform.windows import date_windows, iso_z
 
 logger = logging.getLogger("platform_sync.source")
+
+# The date windows of a first run walked at once, and their decoded pages held until written.
+WINDOWS_AT_ONCE = 2
+WINDOW_PAGES_WAITING = 4
 
 
 @dataclass
@@ -252,13 +257,19 @@ def read_fiscal_documents(ctx: SourceContext) -> Iterator[Batch]:
         lag = pendulum.duration(days=settings.fiscal_documents_lag_days)
         windows = [(max(settings.start_date, cursor.value - lag), upper)]
     decode = ctx.offload(stream)
-    for window_start, window_end in windows:
+
+    def walk(window_start: datetime, window_end: datetime) -> Callable[[], Iterator[Page]]:
         params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
-        for page in ctx.client.paginate(stream.operation, params=params, decode=decode):
-            batch = ctx.batch(stream, page)
-            observe_newest(cursor, batch, ("document", "emissionDate"), ("document", "id"))
-            ctx.offer_sale_ids(stream, batch)
-            yield batch
+        return lambda: ctx.client.paginate(stream.operation, params=params, decode=decode)
+
+    # Windows are walked two at a time (`interleave.py`): the cursor keeps the newest value seen in any
+    # order and is committed only after the last page.
+    walks = [walk(window_start, window_end) for window_start, window_end in windows]
+    for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):
+        batch = ctx.batch(stream, page)
+        observe_newest(cursor, batch, ("document", "emissionDate"), ("document", "id"))
+        ctx.offer_sale_ids(stream, batch)
+        yield batch
     cursor.commit()
 
 

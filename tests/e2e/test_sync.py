@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 
 import pytest
 
@@ -64,6 +65,17 @@ def test_full_sync_holds_exactly_what_the_api_serves(sandbox, make_pipeline):
     result = sync(pipeline, source_options=source_options(sandbox, token))
     assert result.report.failed == {} and result.report.skipped == {}
     assert_warehouse_matches_api(pipeline, sandbox, token)
+    # Fiscal documents were read in date windows, two at a time: the cursor is the newest emission
+    # date of them all, with the documents stamped with it.
+    documents = ApiTruth(sandbox.base_url, token).fiscal_documents()
+    newest = max(datetime.fromisoformat(d["document"]["emissionDate"]) for d in documents)
+    at_newest = sorted(
+        d["document"]["id"]
+        for d in documents
+        if datetime.fromisoformat(d["document"]["emissionDate"]) == newest
+    )
+    state = pipeline.state["sources"]["platform"]["resources"]["fiscal_documents"]["emission_date"]
+    assert (datetime.fromisoformat(state["value"]), state["ids"]) == (newest, at_newest)
     # money is exact and typed
     gross = query(pipeline, "select typeof(gross_gain__value), typeof(paid_at) from sales limit 1")[0]
     assert gross[0].startswith("DECIMAL") and gross[1] == "TIMESTAMP WITH TIME ZONE"

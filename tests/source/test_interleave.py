@@ -1,0 +1,115 @@
+"""Several walks at once, their items in one stream (`interleave.py`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from sources.platform.interleave import interleaved
+
+WAIT = 5.0  # seconds; only reached if the behaviour under test is broken
+
+
+class Walks:
+    """Walks of numbered items that record when they run, and can be held at an item."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+        self.most_running = 0
+        self.produced = 0
+        self.closed: list[str] = []
+        self.threads: set[str] = set()
+
+    def walk(
+        self, name: str, count: int | None, *, hold: threading.Event | None = None, fail_at: int | None = None
+    ) -> Callable[[], Iterator[str]]:
+        def items() -> Iterator[str]:
+            with self.lock:
+                self.running += 1
+                self.most_running = max(self.most_running, self.running)
+                self.threads.add(threading.current_thread().name)
+            try:
+                index = 0
+                while count is None or index < count:
+                    if fail_at == index:
+                        raise ValueError(f"{name} failed at {index}")
+                    with self.lock:
+                        self.produced += 1
+                    yield f"{name}{index}"
+                    if hold is not None:
+                        assert hold.wait(WAIT)
+                    index += 1
+            finally:
+                with self.lock:
+                    self.running -= 1
+                    self.closed.append(name)
+
+        return items
+
+
+def test_one_at_a_time_is_every_walk_in_order_in_this_thread() -> None:
+    walks = Walks()
+    items = list(interleaved([walks.walk("a", 2), walks.walk("b", 3)], parallel=1, depth=4))
+    assert items == ["a0", "a1", "b0", "b1", "b2"]
+    assert walks.threads == {threading.current_thread().name}
+
+
+def test_every_item_of_every_walk_arrives_each_walk_in_its_order_two_walks_at_a_time() -> None:
+    walks = Walks()
+    both_started = threading.Barrier(2, timeout=WAIT)
+
+    def met(name: str, count: int) -> Callable[[], Iterator[str]]:
+        inner = walks.walk(name, count)
+
+        def items() -> Iterator[str]:
+            if name in "ab":  # the first two walks run at once: each waits for the other to start
+                both_started.wait()
+            yield from inner()
+
+        return items
+
+    names = {"a": 5, "b": 7, "c": 3, "d": 1, "e": 0}
+    items = list(interleaved([met(n, c) for n, c in names.items()], parallel=2, depth=3))
+    assert sorted(items) == sorted(f"{n}{i}" for n, c in names.items() for i in range(c))
+    for name in names:
+        assert [i for i in items if i[0] == name] == [f"{name}{i}" for i in range(names[name])]
+    assert walks.most_running == 2
+    assert sorted(walks.closed) == sorted(names)
+
+
+def test_a_failing_walk_raises_its_error_and_stops_the_others() -> None:
+    walks = Walks()
+    endless = walks.walk("a", None)
+    failing = walks.walk("b", 5, fail_at=2)
+    never = walks.walk("c", 5)
+    with pytest.raises(ValueError, match="b failed at 2"):
+        for _ in interleaved([endless, failing, never], parallel=2, depth=2):
+            pass
+    _until(lambda: sorted(walks.closed) == ["a", "b"])
+    assert "c" not in walks.closed  # the next walk was never started
+
+
+def test_a_caller_that_stops_taking_items_stops_the_walks_within_a_few_items() -> None:
+    walks = Walks()
+    release = threading.Event()
+    items = interleaved([walks.walk("a", None), walks.walk("b", None, hold=release)], parallel=2, depth=3)
+    first = next(items)
+    assert first[0] in "ab"
+    _until(lambda: walks.produced >= 4)  # the queue is full: 3 waiting, one more being offered
+    items.close()
+    release.set()
+    _until(lambda: sorted(walks.closed) == ["a", "b"])
+    # taken + waiting + the one each walk was offering when stopped
+    assert walks.produced <= 1 + 3 + 2
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    done = threading.Event()
+    for _ in range(int(WAIT / 0.01)):
+        if condition():
+            return
+        done.wait(0.01)
+    assert condition()
