@@ -39,7 +39,7 @@ from sources.platform.windows import date_windows, iso_z
 logger = logging.getLogger("platform_sync.source")
 
 # The date windows of a first run walked at once, and their decoded pages held until written.
-WINDOWS_AT_ONCE = 2
+WINDOWS_AT_ONCE = 3
 WINDOW_PAGES_WAITING = 4
 
 
@@ -262,7 +262,7 @@ def read_fiscal_documents(ctx: SourceContext) -> Iterator[Batch]:
         params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
         return lambda: ctx.client.paginate(stream.operation, params=params, decode=decode)
 
-    # Windows are walked two at a time (`interleave.py`): the cursor keeps the newest value seen in any
+    # Windows are walked three at a time (`interleave.py`): the cursor keeps the newest value seen in any
     # order and is committed only after the last page.
     walks = [walk(window_start, window_end) for window_start, window_end in windows]
     for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -217,3 +218,28 @@ def test_configured_helpers_are_kept_and_checked() -> None:
     for wrong in (-1, "two", True, 1.5):
         with pytest.raises(ConfigurationError, match="decode_workers must be a whole number"):
             decode_workers_or_default(wrong, 2)  # type: ignore[arg-type]
+
+
+def test_pages_sent_to_a_helper_together_come_back_each_to_its_own_caller(decoder: PageDecoder) -> None:
+    """Several threads keep jobs queued in one helper; each gets the page of its own job."""
+    bodies = {
+        number: _body(_items("transfers", number % 3 + 1), page=number, pages=40) for number in range(4, 40)
+    }
+    pages: dict[int, Page | None] = {}
+
+    def decode(number: int) -> None:
+        stream = STREAMS["transfers"]
+        pages[number] = decoder.decode(
+            PageJob("transfers", stream.operation, number, bodies[number], None, LOAD_ID)
+        )
+
+    threads = [threading.Thread(target=decode, args=(number,)) for number in bodies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for number, page in pages.items():
+        assert page is not None and page.page == number
+        assert isinstance(page.items, pa.Table) and page.items.num_rows == number % 3 + 1
+    assert decoder.decoded_pages == len(bodies)
+    assert decoder.running_helpers == 1
