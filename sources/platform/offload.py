@@ -51,7 +51,7 @@ logger = logging.getLogger("platform_sync.offload")
 # before a helper (about a second to start) would be of use.
 OFFLOAD_FROM_PAGE = 4
 
-# Pages sent to one helper at a time: the one it decodes and the next, already in its pipe.
+# Pages sent to one helper at a time: the one it decodes and the next ones, already in its pipe.
 JOBS_PER_HELPER = 3
 
 _LENGTH = struct.Struct("<Q")
