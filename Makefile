@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo sync models test lint typecheck sqllint unit bench cassettes clean
+.PHONY: install postgres-server demo sync models test lint typecheck sqllint unit bench cassettes clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,16 @@ typecheck: install
 sqllint: install
 	cd dbt_models && ../$(BIN)/sqlfluff lint models tests analyses macros --processes 2
 
-unit: install
+# Debian's PostgreSQL server, for the tests that run the pipeline and the models on it (tests/postgres
+# starts a throwaway cluster with its initdb and pg_ctl). Installed with apt when missing (as root, or
+# through sudo); silent when already there.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+postgres-server:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }
+
+unit: install postgres-server
 	$(BIN)/pytest -n 2 --dist loadgroup -q
 
 test: lint typecheck sqllint unit  ## lint, type checks, SQL lint and the whole test suite
