@@ -1,12 +1,14 @@
 """`platform-sync`: sync the platform's data, exchange a token, run the models, start the sandbox.
 
-Exit status: 0 all done; 1 failed; 2 bad usage or configuration (nothing was requested);
+Exit status: 0 all done; 1 failed (also when every resource failed or the token was rejected);
+2 bad usage or configuration, or another run holds the lock (nothing was requested);
 3 partial: some resources were skipped (a missing scope) or failed, the others were loaded.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
@@ -15,9 +17,18 @@ from pathlib import Path
 from dlt.common.configuration.exceptions import ConfigFieldMissingException
 from dlt.pipeline.exceptions import PipelineStepFailed
 
-from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, make_pipeline, sync
+from pipelines.lock import LockHeld, run_lock
+from pipelines.platform_pipeline import (
+    DATASET_NAME,
+    DEFAULT_DESTINATION,
+    SyncResult,
+    check_resource_names,
+    make_pipeline,
+    sync,
+)
+from pipelines.preflight import check_destination_config, check_destination_name
 from pipelines.summary import print_summary
-from sources.platform.errors import ConfigurationError, PlatformError
+from sources.platform.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
 from sources.platform.streams import STREAMS
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_PARTIAL = 0, 1, 2, 3
@@ -39,6 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
         print(f"configuration error: {_config_message(exc)}", file=sys.stderr)
+        return EXIT_CONFIG
+    except LockHeld as exc:
+        print(f"not started: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except PipelineStepFailed as exc:
         print(f"sync failed in the {exc.step} step: {exc.exception}", file=sys.stderr)
@@ -65,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="debug logging (tokens are never logged)"
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {importlib.metadata.version('platform-sync')}"
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -124,9 +141,34 @@ def _run_sync(options: argparse.Namespace) -> int:
     source_options: dict[str, object] = {"start_date": options.start_date} if options.start_date else {}
     if options.rescan:
         source_options["rescan"] = True
+    if resources:
+        check_resource_names(resources)
+    check_destination_name(options.destination)
     pipeline = make_pipeline(options.destination, options.dataset, progress=not options.no_progress)
-    result = sync(pipeline, resources, options.full_refresh, source_options)
+    check_destination_config(pipeline)
+    with run_lock(pipeline, "write", command="platform-sync sync"):
+        result = sync(pipeline, resources, options.full_refresh, source_options)
     print_summary(result)
+    return sync_exit_status(result, resources)
+
+
+def sync_exit_status(result: SyncResult, resources: Sequence[str] | None) -> int:
+    """1 when the token was rejected or nothing that was due got loaded, 3 when some of it did, else 0.
+
+    A rejected token fails every resource that had not finished: a scheduler must see a failure, not a
+    warning, and the user must authorize again."""
+    report = result.report
+    if any(REAUTHORIZE_HINT in reason for reason in report.failed.values()):
+        print(
+            "FAILED: the access token was rejected (expired or revoked): authorize again with "
+            "`platform-sync auth --code CODE`, or set SOURCES__PLATFORM__ACCESS_TOKEN.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    due = [name for name in (resources or STREAMS) if name not in report.not_due]
+    if due and all(name in report.failed or name in report.skipped for name in due):
+        print("FAILED: no resource was loaded (see above).", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_PARTIAL if result.is_partial else EXIT_OK
 
 

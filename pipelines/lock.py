@@ -1,0 +1,208 @@
+"""One writer at a time: run locks per pipeline and per destination.
+
+Two syncs of one pipeline folder jam it, and two pipeline folders writing one DuckDB file leave duplicate
+keys (issue 15). So every command that writes takes, before it extracts anything, a lock on the
+pipeline's working folder and one on the destination: a lock file next to the DuckDB file, or for a
+server destination a lock file in the pipelines folder keyed by destination, host, database and
+dataset. Readers (the dbt models, the dashboard) take the same locks shared: any number of readers, or
+one writer.
+
+A lock file holds the list of its holders as JSON (pid, host, since when, mode, command). It is changed
+only under a short `flock` of the file itself, and the `flock` is released at once: the lock is the
+recorded holder, not an open file descriptor, so a forked helper process that outlives a killed sync
+cannot keep it. A holder whose process is gone (same host, no such pid, or a pid reused by a later
+process) is stale and is dropped by the next run, with a warning.
+
+Usage (`platform-sync models` and the dashboard):
+
+    with run_lock(pipeline, mode="read", command="platform-sync models"):
+        ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import socket
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import dlt
+
+logger = logging.getLogger("platform_sync.lock")
+
+Mode = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lock: enough to tell whether it is still running and to name it to the user."""
+
+    pid: int
+    host: str
+    since: str  # ISO 8601, UTC
+    mode: str
+    command: str
+    started_ticks: int | None = None  # the process's start time (/proc), to tell a reused pid apart
+
+    def describe(self) -> str:
+        return f"pid {self.pid} on host {self.host}, since {self.since} ({self.command}, {self.mode})"
+
+    def is_alive(self) -> bool:
+        """True unless the holder's process is certainly gone. A holder on another host is assumed alive:
+        its pid cannot be checked from here."""
+        if self.host != socket.gethostname():
+            return True
+        if not _pid_exists(self.pid):
+            return False
+        return self.started_ticks is None or _started_ticks(self.pid) in (None, self.started_ticks)
+
+
+class LockHeld(Exception):
+    """Another run holds a lock this one needs; nothing was done."""
+
+    def __init__(self, path: Path, what: str, holders: list[Holder]) -> None:
+        self.path = path
+        self.holders = holders
+        named = "; ".join(holder.describe() for holder in holders)
+        super().__init__(
+            f"{what} is in use by another run: {named}. Lock file: {path}. Nothing was requested; run "
+            "again when it has finished (a lock left by a run that was killed is taken over automatically)."
+        )
+
+
+@contextlib.contextmanager
+def run_lock(pipeline: dlt.Pipeline, mode: Mode = "write", command: str = "platform-sync") -> Iterator[None]:
+    """Hold the pipeline's lock and its destination's lock (in that order, always, so two runs cannot
+    each wait on the other) for the body of the `with`; raises `LockHeld` at once when a conflicting
+    run holds either."""
+    pipeline_path = Path(pipeline.pipelines_dir) / f"{pipeline.pipeline_name}.lock"
+    destination_path, destination_name = destination_lock_path(pipeline)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(hold(pipeline_path, mode, f"the pipeline {pipeline.pipeline_name}", command))
+        stack.enter_context(hold(destination_path, mode, destination_name, command))
+        yield
+
+
+def destination_lock_path(pipeline: dlt.Pipeline) -> tuple[Path, str]:
+    """Where the destination's lock lives, and how to name the destination in messages (no secrets).
+
+    Resolves the destination's configuration, so missing credentials raise dlt's
+    `ConfigFieldMissingException` here, before anything is extracted."""
+    config: Any = pipeline.destination_client().config
+    credentials = getattr(config, "credentials", None)
+    database = getattr(credentials, "database", None)
+    destination_type = pipeline.destination.destination_name
+    if destination_type == "duckdb" and isinstance(database, str) and database != ":memory:":
+        path = Path(database).resolve()
+        return path.with_name(path.name + ".lock"), f"the DuckDB file {path}"
+    host = getattr(credentials, "host", None) or ""
+    port = getattr(credentials, "port", None) or ""
+    key = f"{destination_type}|{host}|{port}|{database or ''}|{pipeline.dataset_name}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    where = f"{host}:{port}/{database}" if host else str(database or destination_type)
+    name = f"the dataset {pipeline.dataset_name} on {destination_type} {where}"
+    return Path(pipeline.pipelines_dir) / f"destination-{destination_type}-{digest}.lock", name
+
+
+@contextlib.contextmanager
+def hold(path: Path, mode: Mode, what: str, command: str = "platform-sync") -> Iterator[Holder]:
+    """Hold the lock file `path` as a reader or the writer while the `with` body runs."""
+    me = Holder(
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        since=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        mode=mode,
+        command=command,
+        started_ticks=_started_ticks(os.getpid()),
+    )
+    _acquire(path, me, what)
+    try:
+        yield me
+    finally:
+        _release(path, me)
+
+
+def holders(path: Path) -> list[Holder]:
+    """The live holders recorded in a lock file (for status displays); none if there is no file."""
+    if not path.exists():
+        return []
+    with _locked(path) as handle:
+        return [holder for holder in _read(handle) if holder.is_alive()]
+
+
+def _acquire(path: Path, me: Holder, what: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path) as handle:
+        recorded = _read(handle)
+        alive = [holder for holder in recorded if holder.is_alive()]
+        for stale in recorded:
+            if stale not in alive:
+                logger.warning("taking over %s, left by a run that is gone: %s", path, stale.describe())
+        conflicting = [h for h in alive if me.mode == "write" or h.mode == "write"]
+        if conflicting:
+            raise LockHeld(path, what, conflicting)
+        _write(handle, [*alive, me])
+
+
+def _release(path: Path, me: Holder) -> None:
+    with _locked(path) as handle:
+        _write(handle, [holder for holder in _read(handle) if holder != me and holder.is_alive()])
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[Any]:
+    """The lock file opened and `flock`ed for one read-modify-write; closed (and so unlocked) after."""
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield handle
+
+
+def _read(handle: Any) -> list[Holder]:
+    handle.seek(0)
+    text = handle.read()
+    try:
+        entries = json.loads(text)["holders"] if text.strip() else []
+        return [Holder(**entry) for entry in entries]
+    except (ValueError, KeyError, TypeError):
+        # A file cut short (disk full, a crash while writing) says nothing reliable: treat it as free.
+        logger.warning("ignoring an unreadable lock file %s", handle.name)
+        return []
+
+
+def _write(handle: Any, entries: list[Holder]) -> None:
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps({"holders": [asdict(entry) for entry in entries]}, indent=1))
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
+
+
+def _started_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat); None off Linux.
+    A zombie (killed, not yet reaped) counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":
+        return -1
+    return int(fields[19])

@@ -1,0 +1,55 @@
+"""Checks made before anything is requested, so that a scheduler sees a configuration error (exit 2)
+rather than a failed run: the destination's name, its installed extra and its credentials."""
+
+from __future__ import annotations
+
+import difflib
+
+import dlt
+from dlt.common.configuration.exceptions import ConfigFieldMissingException
+from dlt.common.destination import Destination, DestinationReference
+from dlt.common.destination.exceptions import DestinationException
+from dlt.common.exceptions import MissingDependencyException
+
+from sources.platform.errors import ConfigurationError
+
+DLT_PREFIX = "dlt.destinations."
+
+
+def known_destinations() -> list[str]:
+    """The names dlt accepts for `--destination` (its own destinations, by their short names)."""
+    names = [name.removeprefix(DLT_PREFIX) for name in DestinationReference.DESTINATIONS]
+    return sorted(name for name in names if name not in ("destination",))
+
+
+def check_destination_name(name: str) -> None:
+    """Refuse a destination dlt does not know, naming the close ones (no traceback)."""
+    try:
+        Destination.from_reference(name)
+    except DestinationException as exc:
+        known = known_destinations()
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise ConfigurationError(
+            f"unknown destination {name!r}; {hint}the destinations are: {', '.join(known)}"
+        ) from exc
+
+
+def check_destination_config(pipeline: dlt.Pipeline) -> None:
+    """Resolve the destination's configuration (credentials, installed client library) without
+    connecting: what is missing is named, with where to set it."""
+    name = pipeline.destination.destination_name
+    try:
+        pipeline.destination_client()
+    except MissingDependencyException as exc:
+        raise ConfigurationError(
+            f"the {name} destination's client library is not installed: "
+            f"pip install {' '.join(repr(d) for d in exc.dependencies)}"
+        ) from exc
+    except ConfigFieldMissingException as exc:
+        fields = ", ".join(exc.fields)
+        example = " (postgresql://user:password@host:5432/database)" if name == "postgres" else ""
+        raise ConfigurationError(
+            f"the {name} destination is missing {fields}: set [destination.{name}] credentials in "
+            f".dlt/secrets.toml, or DESTINATION__{name.upper()}__CREDENTIALS{example}."
+        ) from exc
