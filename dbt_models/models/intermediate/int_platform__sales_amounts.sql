@@ -26,15 +26,21 @@ amounts as (
 
     select
         *,
-        case
-            when not is_refunded then 0
-            when refund_type = 'partial' then coalesce(refund_partial_amount, 0)
-            else coalesce(refund_amount, 0)
-        end as refunded_amount,
-        coalesce(fee_amount, 0)
-        + coalesce(company_x_fee_amount, 0)
-        + coalesce(installment_settlement_fee_amount, 0)
-        + coalesce(other_fees_amount, 0) as total_fees_amount
+        -- Cast back to the money type: on PostgreSQL a literal 0 (a coalesce, a branch) has scale 0,
+        -- so without it the same column would hold both 0 and 80.000000.
+        cast(
+            case
+                when not is_refunded then 0
+                when refund_type = 'partial' then coalesce(refund_partial_amount, 0)
+                else coalesce(refund_amount, 0)
+            end as {{ type_money() }}
+        ) as refunded_amount,
+        cast(
+            coalesce(fee_amount, 0)
+            + coalesce(company_x_fee_amount, 0)
+            + coalesce(installment_settlement_fee_amount, 0)
+            + coalesce(other_fees_amount, 0) as {{ type_money() }}
+        ) as total_fees_amount
     from flagged
 
 ),
@@ -43,11 +49,13 @@ final as (
 
     select
         *,
-        case
-            when not was_paid then 0
-            when refunded_amount >= net_amount then 0
-            else net_amount - refunded_amount
-        end as net_revenue_amount
+        cast(
+            case
+                when not was_paid then 0
+                when refunded_amount >= net_amount then 0
+                else net_amount - refunded_amount
+            end as {{ type_money() }}
+        ) as net_revenue_amount
     from amounts
 
 )
