@@ -1,5 +1,8 @@
 """The spec's part 2 shapes and part 3 enums as tables, written from the spec (not from the world's code).
 
+Used by the tests (contract shapes) and by the drift injector (`sandbox/drift`), which departs from these
+shapes on purpose. Nothing here may come from `sources/`: this is an independent reading of the spec.
+
 A schema is a JSON type name, `Opt(schema)` (nullable), `Enum(...)`, a dict (an object whose keys must
 all be present; extra keys are allowed) or a one-element list (an array of that schema).
 """
