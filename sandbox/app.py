@@ -22,6 +22,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from sandbox.auth import AuthStore, Identity
+from sandbox.drift import DriftInjector, DriftSettings
 from sandbox.errors import ERROR_CODES, ApiError, JSONResponse, error_response
 from sandbox.faults import CYCLE_KEY, NO_FAULT, Fault, FaultInjector, FaultSpec, close_connection
 from sandbox.params import Query, parse_json_body
@@ -38,6 +39,8 @@ class SandboxOptions:
     time_scale: float = 1.0
     rate_limits: bool = True
     faults: str | None = None
+    drift: float = 0.0  # share of the records of every read operation that depart from the spec
+    drift_seed: int | None = None  # None: the world's seed
 
 
 class Stats:
@@ -71,6 +74,7 @@ class SandboxState:
     limiter: RateLimiter
     faults: FaultInjector
     stats: Stats = field(default_factory=Stats)
+    drift: DriftInjector = field(default_factory=DriftInjector)
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,8 @@ class Operation:
             body = parse_json_body(await request.body()) if self.d.has_body else None
             call = Call(request.path_params, Query(request.query_params), body)
             payload = self.d.handler(self.state.world, call)
+            if self.state.drift.active:  # after filtering and paging, which use the true values
+                payload = self.state.drift.apply(self.d.name, payload, call.path)
             response: Response = JSONResponse(payload, status_code=self.d.status)
         except ApiError as exc:
             response = error_response(exc)
@@ -238,6 +244,12 @@ def owner_id(world: World) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def drift_settings(options: SandboxOptions) -> DriftSettings:
+    """The drift the sandbox starts with (ValueError if the rate is not in [0, 1])."""
+    seed = options.seed if options.drift_seed is None else options.drift_seed
+    return DriftSettings(rate=options.drift, seed=seed)
+
+
 def create_app(world: World, options: SandboxOptions | None = None) -> SandboxApps:
     """Both ASGI apps over one world; `options.faults` is a fault spec string (ValueError if bad)."""
     from sandbox import routes_events, routes_learning, routes_sandbox, routes_store
@@ -249,6 +261,7 @@ def create_app(world: World, options: SandboxOptions | None = None) -> SandboxAp
         auth=AuthStore(Identity.from_seed(options.seed, owner_id(world)), clock=lambda: world.clock),
         limiter=RateLimiter(time_scale=options.time_scale, enabled=options.rate_limits),
         faults=FaultInjector(FaultSpec.parse(options.faults)),
+        drift=DriftInjector(drift_settings(options)),
     )
     definitions = routes_store.OPERATIONS + routes_events.OPERATIONS + routes_learning.OPERATIONS
     api_routes = [Route(d.path, Operation(state, d), methods=[d.method]) for d in definitions]

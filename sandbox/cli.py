@@ -21,11 +21,13 @@ DEFAULT_WORLD = "sandbox.world:SyntheticWorld"
 DESCRIPTION = """\
 A local, deterministic stand-in for the platform's API: all 20 operations over a synthetic seller's
 data, the OAuth token exchange on a second port, rate limits, optional faults, and control routes
-(/sandbox/advance, /sandbox/catalog, /sandbox/faults, /sandbox/stats) documented in docs/contracts.md.
+(/sandbox/advance, /sandbox/catalog, /sandbox/faults, /sandbox/stats) documented in docs/contracts.md,
+and drift: records that depart from the spec as real APIs' do (/sandbox/drift, /sandbox/departures).
 
 Without a command, `serve` runs. Examples:
   platform-sync sandbox                         # serve on 127.0.0.1:8400 (API) and :8401 (auth)
   platform-sync sandbox --scale 50000 --time-scale 60 --faults error=0.02,drop=0.01,seed=7
+  platform-sync sandbox --drift 0.03            # 3% of the records depart from the spec
   platform-sync sandbox authorize --auth-url http://127.0.0.1:8401 --scope store_sales_read
   platform-sync sandbox advance --seconds 86400 --base-url http://127.0.0.1:8400
 
@@ -49,6 +51,18 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+DRIFT_HELP = """share of the records of every read operation that depart from the spec, one to three
+ways each (null, missing, unlisted_value, unlisted_field, converted, unconvertible), always the same
+ones for a seed; GET /sandbox/departures lists those served (default: 0, none)"""
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("must be a number between 0 and 1")
     return value
 
 
@@ -115,6 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="divide every rate-limit window by this (60: 30/minute becomes 30/s) (default: %(default)s)",
     )
     serve.add_argument("--faults", type=_faults, default=None, metavar="SPEC", help=FAULTS_HELP)
+    serve.add_argument("--drift", type=_share, default=0.0, metavar="RATE", help=DRIFT_HELP)
+    serve.add_argument(
+        "--drift-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed of which records depart and how (default: the world's --seed)",
+    )
     serve.add_argument(
         "--rate-limits",
         choices=("on", "off"),
@@ -207,7 +229,15 @@ def _serve(args: argparse.Namespace) -> int:
     except (ImportError, AttributeError) as exc:
         print(f"error: cannot load the world {args.world!r}: {exc}", file=sys.stderr)
         return 2
-    options = SandboxOptions(args.seed, args.scale, args.time_scale, args.rate_limits == "on", args.faults)
+    options = SandboxOptions(
+        args.seed,
+        args.scale,
+        args.time_scale,
+        args.rate_limits == "on",
+        args.faults,
+        drift=args.drift,
+        drift_seed=args.drift_seed,
+    )
     server = SandboxServer(
         create_app(world, options),
         host=args.host,
@@ -220,7 +250,7 @@ def _serve(args: argparse.Namespace) -> int:
     def banner(started: SandboxServer) -> None:
         print(
             f"sandbox serving: seed {args.seed}, scale {args.scale}, time scale {args.time_scale:g}, "
-            f"rate limits {args.rate_limits}, faults {args.faults or 'off'}"
+            f"rate limits {args.rate_limits}, faults {args.faults or 'off'}" + _drift_banner(args)
         )
         print(f"base_url: {started.base_url}")
         print(f"auth_url: {started.auth_url}")
@@ -231,6 +261,13 @@ def _serve(args: argparse.Namespace) -> int:
     server.run(banner)
     print("sandbox stopped", flush=True)
     return 0
+
+
+def _drift_banner(args: argparse.Namespace) -> str:
+    if not args.drift:  # the banner of a sandbox without drift stays as it was
+        return ""
+    seed = args.seed if args.drift_seed is None else args.drift_seed
+    return f", drift {args.drift:g} (seed {seed})"
 
 
 def _advance(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from sandbox.drift import DriftSettings
 from sandbox.errors import ApiError, JSONResponse, error_response, validation_error
 from sandbox.faults import FaultSpec
 from sandbox.params import BodyCheck, parse_json_body
@@ -35,7 +36,7 @@ async def _json_body(request: Request) -> dict[str, Any]:
 
 
 def api_routes(state: SandboxState) -> list[Route]:
-    """`/sandbox/*` on the API address: advance, catalog, faults, stats."""
+    """`/sandbox/*` on the API address: advance, catalog, faults, stats, drift and its departures."""
 
     async def advance(request: Request) -> Response:
         check = BodyCheck()
@@ -71,6 +72,20 @@ def api_routes(state: SandboxState) -> list[Route]:
     async def stats(request: Request) -> Response:
         return JSONResponse(state.stats.snapshot())
 
+    async def get_drift(request: Request) -> Response:
+        return JSONResponse(state.drift.settings.as_dict())
+
+    async def set_drift(request: Request) -> Response:
+        state.drift.configure(_drift_settings(await _json_body(request), state.drift.settings))
+        return JSONResponse(state.drift.settings.as_dict())
+
+    async def departures(request: Request) -> Response:
+        return JSONResponse(state.drift.departures())
+
+    async def reset_departures(request: Request) -> Response:
+        state.drift.reset()
+        return JSONResponse(state.drift.departures())
+
     async def reset_stats(request: Request) -> Response:
         state.stats.reset()
         return JSONResponse(state.stats.snapshot())
@@ -82,7 +97,28 @@ def api_routes(state: SandboxState) -> list[Route]:
         Route("/sandbox/faults", set_faults, methods=["POST"]),
         Route("/sandbox/stats", stats, methods=["GET"]),
         Route("/sandbox/stats/reset", reset_stats, methods=["POST"]),
+        Route("/sandbox/drift", get_drift, methods=["GET"]),
+        Route("/sandbox/drift", set_drift, methods=["POST"]),
+        Route("/sandbox/departures", departures, methods=["GET"]),
+        Route("/sandbox/departures/reset", reset_departures, methods=["POST"]),
     ]
+
+
+def _drift_settings(body: dict[str, Any], current: DriftSettings) -> DriftSettings:
+    """`{"rate": R, "seed": S, "rates": {operation: R}}`; an absent key keeps its current value."""
+    check = BodyCheck()
+    rate = check.field(body, "rate", "number")
+    seed = check.field(body, "seed", "integer")
+    rates = check.field(body, "rates", "object")
+    check.done()
+    try:
+        return DriftSettings(
+            rate=current.rate if rate is None else float(rate),
+            seed=current.seed if seed is None else seed,
+            rates=current.rates if rates is None else {str(k): float(v) for k, v in rates.items()},
+        )
+    except (TypeError, ValueError) as exc:
+        raise validation_error([{"field": "rate", "message": str(exc)}]) from None
 
 
 def auth_routes(state: SandboxState) -> list[Route]:

@@ -69,6 +69,25 @@ class SandboxHandle:
     def faults(self) -> dict[str, Any]:
         return dict(self._call("GET", f"{self.base_url}/sandbox/faults"))
 
+    def set_drift(
+        self, rate: float | None = None, seed: int | None = None, rates: dict[str, float] | None = None
+    ) -> dict[str, Any]:
+        """Change the drift (None keeps a setting); `rates` overrides the rate per operation name."""
+        body: dict[str, Any] = {"rate": rate, "seed": seed, "rates": rates}
+        return dict(
+            self._call(
+                "POST", f"{self.base_url}/sandbox/drift", {k: v for k, v in body.items() if v is not None}
+            )
+        )
+
+    def departures(self) -> list[dict[str, Any]]:
+        """Every departure from the spec in the records served since start or `reset_departures`:
+        rows `{"operation", "record_id", "path", "kind", "value"}`, sorted, one per distinct row."""
+        return list(self._call("GET", f"{self.base_url}/sandbox/departures"))
+
+    def reset_departures(self) -> None:
+        self._call("POST", f"{self.base_url}/sandbox/departures/reset")
+
     def authorize(self, scopes: Sequence[str] | None = None, client_id: str = DEMO_CLIENT_ID) -> str:
         """A fresh single-use authorization code for `scopes` (None: every scope)."""
         body: dict[str, Any] = {"client_id": client_id}
@@ -106,12 +125,23 @@ def running_sandbox(
     rate_limits: bool = True,
     faults: str | None = None,
     world: World | None = None,
+    drift: float = 0.0,
+    drift_seed: int | None = None,
 ) -> Iterator[SandboxHandle]:
-    """Serve a sandbox in a background thread for the `with` block; `world` overrides SyntheticWorld."""
+    """Serve a sandbox in a background thread for the `with` block; `world` overrides SyntheticWorld.
+
+    `drift` is the share of records that depart from the spec (`drift_seed`: default `seed`).
+    """
     if world is None:
         world = _load_world(DEFAULT_WORLD, seed, scale)
     options = SandboxOptions(
-        seed=seed, scale=scale, time_scale=time_scale, rate_limits=rate_limits, faults=faults
+        seed=seed,
+        scale=scale,
+        time_scale=time_scale,
+        rate_limits=rate_limits,
+        faults=faults,
+        drift=drift,
+        drift_seed=drift_seed,
     )
     apps = create_app(world, options)
     server = SandboxServer(apps)
@@ -134,6 +164,8 @@ def running_sandbox_process(
     world_factory: str | None = None,
     env: dict[str, str] | None = None,
     start_timeout: float = 120.0,
+    drift: float = 0.0,
+    drift_seed: int | None = None,
 ) -> Iterator[SandboxHandle]:
     """Run `python -m sandbox serve` on free ports for the `with` block; SIGTERM (then kill) on exit."""
     command = [
@@ -152,6 +184,10 @@ def running_sandbox_process(
     command += ["--rate-limits", "on" if rate_limits else "off"]
     if faults:
         command += ["--faults", faults]
+    if drift:
+        command += ["--drift", repr(drift)]
+    if drift_seed is not None:
+        command += ["--drift-seed", str(drift_seed)]
     if world_factory:
         command += ["--world", world_factory]
     child_env = {**os.environ, **(env or {})}
