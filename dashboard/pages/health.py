@@ -1,0 +1,144 @@
+"""Data health: when each table was last loaded, what the last run skipped or failed, and what the API
+sent that the spec does not list. The two last are read from tables the sync records when it has them
+(`_platform_sync_runs`, `_platform_departures`); until then the page says they are not recorded yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+from dash import html
+
+from dashboard.components import chart, count, kpi, kpi_row, section, table
+from dashboard.filters import Filters
+from dashboard.pages.base import MARTS, Page
+from dashboard.warehouse import Session
+
+RUNS_TABLE = "_platform_sync_runs"
+DEPARTURES_TABLE = "_platform_departures"
+NOT_RECORDED = "not recorded yet"
+
+
+def make_health_page(raw_schema: str) -> Page:
+    """The page for the pipeline's raw dataset (`platform_raw` unless `--dataset` says otherwise)."""
+
+    def render(session: Session, filters: Filters) -> list[Any]:
+        return health(session, raw_schema)
+
+    return Page("/health", "Data health", render, ())
+
+
+def health(session: Session, raw: str) -> list[Any]:
+    tables = session.tables(raw)
+    if "_dlt_loads" not in tables:
+        return [
+            html.P(
+                f"No load recorded in {raw}._dlt_loads yet. Run `platform-sync sync` and then "
+                "`platform-sync models`.",
+                className="empty",
+                id="health-no-loads",
+            )
+        ]
+    loads = session.rows(
+        "select load_id, schema_name, status, inserted_at "
+        f"from {raw}._dlt_loads order by inserted_at desc limit 10"
+    )
+    last_loaded = table_loads(session, raw, tables)
+    marts = session.tables(MARTS)
+    mart_rows = [(name, session.rows(f"select count(*) from {MARTS}.{name}")[0][0]) for name in sorted(marts)]
+    rows_figure = go.Figure(go.Bar(x=[r[0] for r in last_loaded], y=[r[2] for r in last_loaded], name="rows"))
+    rows_figure.update_layout(yaxis_title="rows", xaxis_tickangle=-45)
+    return [
+        kpi_row(
+            [
+                kpi("kpi-last-load", "Last load", str(loads[0][3])[:19] + " UTC" if loads else "-"),
+                kpi(
+                    "kpi-loads", "Loads", count(session.rows(f"select count(*) from {raw}._dlt_loads")[0][0])
+                ),
+                kpi("kpi-tables", "Raw tables", count(len(last_loaded))),
+            ]
+        ),
+        section("Rows per raw table", chart("chart-table-rows", rows_figure)),
+        section(
+            "When each table was last loaded",
+            table("table-last-loaded", ["table", "last loaded", "rows"], last_loaded, page_size=15),
+            note="The newest load that wrote rows into each table (dlt's load ids and _dlt_loads).",
+        ),
+        section("Last loads", table("table-loads", ["load id", "schema", "status", "inserted at"], loads)),
+        section("Last run: what was skipped or failed", *last_run(session, raw, tables)),
+        section("What the API sent that the spec does not list", *departures(session, raw, tables)),
+        section("Marts", table("table-marts", ["mart", "rows"], mart_rows, page_size=20)),
+    ]
+
+
+def table_loads(session: Session, raw: str, tables: set[str]) -> list[tuple[Any, ...]]:
+    """(table, time of the newest load that wrote rows into it, rows) for every raw table with rows ids."""
+    with_load_ids = {
+        name
+        for (name,) in session.rows(
+            "select table_name from information_schema.columns where table_schema = ? and column_name = ?",
+            [raw, "_dlt_load_id"],
+        )
+    }
+    result = []
+    for name in sorted(tables):
+        if name.startswith("_dlt") or name.startswith("_platform") or name not in with_load_ids:
+            continue
+        newest, rows = session.rows(f'select max(_dlt_load_id), count(*) from {raw}."{name}"')[0]
+        loaded = session.rows(f"select max(inserted_at) from {raw}._dlt_loads where load_id = ?", [newest])
+        result.append((name, loaded[0][0] if loaded else None, rows))
+    return result
+
+
+def last_run(session: Session, raw: str, tables: set[str]) -> list[Any]:
+    """The resources of the newest recorded run, those not loaded first."""
+    if RUNS_TABLE not in tables:
+        return [
+            html.P(f"Runs are {NOT_RECORDED} ({raw}.{RUNS_TABLE} does not exist).", id="runs-not-recorded")
+        ]
+    rows = session.rows(
+        f"""
+        select resource, status, message, requests, run_started_at from {raw}.{RUNS_TABLE}
+        where run_started_at = (select max(run_started_at) from {raw}.{RUNS_TABLE})
+        order by case status when 'failed' then 0 when 'skipped' then 1 when 'not_due' then 2 else 3 end,
+            resource
+        """
+    )
+    problems = [row for row in rows if row[1] in ("failed", "skipped")]
+    summary = (
+        f"Run started {str(rows[0][4])[:19]} UTC: {len(problems)} resource(s) skipped or failed."
+        if rows
+        else "No run recorded."
+    )
+    return [
+        html.P(summary, id="runs-summary"),
+        table(
+            "table-last-run", ["resource", "status", "message", "requests", "run started"], rows, page_size=20
+        ),
+    ]
+
+
+def departures(session: Session, raw: str, tables: set[str]) -> list[Any]:
+    """Values and fields outside the spec, by resource, field and kind, with an example record."""
+    if DEPARTURES_TABLE not in tables:
+        return [
+            html.P(
+                f"Departures from the spec are {NOT_RECORDED} ({raw}.{DEPARTURES_TABLE} does not exist).",
+                id="departures-not-recorded",
+            )
+        ]
+    rows = session.rows(
+        f"""
+        select resource, field_path, kind, sum(records), max(example_record_id), max(_dlt_load_id)
+        from {raw}.{DEPARTURES_TABLE} group by 1, 2, 3 order by 4 desc, 1, 2, 3
+        """
+    )
+    return [
+        table(
+            "table-departures",
+            ["resource", "field", "kind", "records", "example record", "last load id"],
+            rows,
+            page_size=20,
+        )
+    ]
