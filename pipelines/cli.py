@@ -130,6 +130,15 @@ def _parser() -> argparse.ArgumentParser:
     demo_cmd.add_argument("--seed", type=int, default=1)
     demo_cmd.set_defaults(run=_run_demo)
 
+    dashboard_cmd = commands.add_parser(
+        "dashboard", help="serve a web dashboard over the marts of the pipeline's destination"
+    )
+    dashboard_cmd.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
+    dashboard_cmd.add_argument("--port", type=int, default=8050)
+    dashboard_cmd.add_argument("--destination", default=DEFAULT_DESTINATION)
+    dashboard_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
+    dashboard_cmd.set_defaults(run=_run_dashboard)
+
     list_cmd = commands.add_parser("resources", help="list the resources and how each stays up to date")
     list_cmd.set_defaults(run=_run_list)
     commands.add_parser("sandbox", help="run the local API simulator (see `platform-sync sandbox --help`)")
@@ -192,6 +201,13 @@ def _run_demo(options: argparse.Namespace) -> int:
     from pipelines.demo import run_demo
 
     return run_demo(scale=options.scale, seed=options.seed)
+
+
+def _run_dashboard(options: argparse.Namespace) -> int:
+    from dashboard import serve
+
+    serve(make_pipeline(options.destination, options.dataset), host=options.host, port=options.port)
+    return EXIT_OK
 
 
 def _run_list(options: argparse.Namespace) -> int:
