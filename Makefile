@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install postgres-server demo sync models test lint typecheck sqllint unit bench cassettes clean
+.PHONY: install postgres-server browser demo sync models test lint typecheck sqllint unit bench cassettes clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,14 @@ postgres-server:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }
 
-unit: install postgres-server
+# Debian's chromium and its driver: tests/dashboard open every page of the dashboard in it.
+browser:
+	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+			chromium chromium-driver >/dev/null; }
+
+unit: install postgres-server browser
 	$(BIN)/pytest -n 2 --dist loadgroup -q
 
 test: lint typecheck sqllint unit  ## lint, type checks, SQL lint and the whole test suite
