@@ -1,6 +1,6 @@
 """How many pages of 100 items per second the sandbox serves over real HTTP on loopback.
 
-    .venv/bin/python -m sandbox.measure_http [--scale 5000] [--seconds 5] [--concurrency 4]
+    .venv/bin/python -m sandbox.measure_http [--scale 5000] [--seconds 5] [--concurrency 4] [--drift 0.03]
 
 The sandbox runs as its own process (`running_sandbox_process`, rate limits off), so client and server
 do not share an interpreter. Besides pages/s it prints the server's CPU time per page (from
@@ -112,11 +112,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--world", default=DEFAULT_WORLD, help="MODULE:FACTORY of the world (default: %(default)s)"
     )
     parser.add_argument("--operation", action="append", choices=sorted(LISTINGS), help="default: all")
+    parser.add_argument("--drift", type=float, default=0.0, help="share of departing records (default: 0)")
     args = parser.parse_args(argv)
     with running_sandbox_process(
-        seed=args.seed, scale=args.scale, rate_limits=False, world_factory=args.world
+        seed=args.seed, scale=args.scale, rate_limits=False, world_factory=args.world, drift=args.drift
     ) as sb:
-        print(f"sandbox {sb.base_url}, scale {args.scale}, {args.concurrency} client threads, 100 items/page")
+        print(
+            f"sandbox {sb.base_url}, scale {args.scale}, {args.concurrency} client threads, 100 items/page, "
+            f"drift {args.drift:g}"
+        )
         for operation in args.operation or sorted(LISTINGS):
             path, params = LISTINGS[operation]
             print(measure(sb, operation, path, params, args.seconds, args.concurrency).line(), flush=True)

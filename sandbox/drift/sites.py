@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sandbox import spec_shapes as shapes
@@ -29,9 +30,15 @@ class Rules:
     nullable: frozenset[str] = frozenset()  # paths null by the contract's documented choice
     date_only: bool = True  # False where date-only is documented as allowed (transfers)
 
+    @cached_property
+    def _holding(self) -> frozenset[str]:
+        return frozenset(
+            ".".join(p.split(".")[:n]) for p in self.protected for n in range(1, p.count(".") + 2)
+        )
+
     def holds_protected(self, path: str) -> bool:
         """`path` is protected or contains a protected path (so it may be neither null nor missing)."""
-        return any(p == path or p.startswith(path + ".") for p in self.protected)
+        return path in self._holding
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from drift_checks import SHAPES, UNTOUCHABLE, all_items, as_rows, crawl, departi
 
 from sandbox import spec_shapes as shapes
 from sandbox.drift import KINDS, TARGETS
-from sandbox.testing import running_sandbox
+from sandbox.testing import running_sandbox, running_sandbox_process
 
 SCALE = 200
 RATE = 0.05
@@ -131,7 +131,30 @@ def test_keys_and_sale_references_never_depart(drifted: Crawl) -> None:
 def test_converted_timestamps_are_never_date_only_on_transfers() -> None:
     served, report = crawl_sandbox(seed=5, drift=1.0)
     transfer_dates = [r for r in report if r["operation"] == "list_transfers" and r["kind"] == "converted"]
-    assert transfer_dates and all(len(str(r["value"])) != 10 for r in transfer_dates if "At" in r["path"])
+    dates = [r["value"] for r in transfer_dates if r["path"] in ("requestedAt", "completedAt", "createdAt")]
+    assert dates and all(isinstance(v, str) and len(v) > 10 for v in dates), dates
+    # Elsewhere a converted timestamp takes each of the three forms.
+    others = [r["value"] for r in report if r["kind"] == "converted" and r["operation"] != "list_transfers"]
+    texts = [v for v in others if isinstance(v, str) and v[:4].isdigit() and v[4:5] == "-"]
+    assert {len(v) == 10 for v in texts} == {True, False}
+    assert {v[10] for v in texts if len(v) > 10} == {"T", " "}
+    assert served
+
+
+def test_the_cli_serves_with_drift() -> None:
+    with running_sandbox_process(scale=50, rate_limits=False, drift=0.5, drift_seed=3) as sandbox:
+        assert sandbox._call("GET", f"{sandbox.base_url}/sandbox/drift") == {
+            "rate": 0.5,
+            "seed": 3,
+            "rates": {},
+        }
+        api = Api(sandbox)
+        try:
+            served = crawl(api)
+        finally:
+            api.close()
+        report = sandbox.departures()
+    assert report and as_rows(report) == diff_rows(served)
 
 
 def test_same_seed_same_bodies_and_report(seeded: tuple[int, Crawl]) -> None:

@@ -37,6 +37,8 @@ def test_help_lists_commands_and_serve_options(capsys):
         "--time-scale",
         "--faults",
         "--rate-limits",
+        "--drift",
+        "--drift-seed",
     ):
         assert option in out
 
@@ -50,6 +52,9 @@ def test_help_lists_commands_and_serve_options(capsys):
         ["--port", "x"],
         ["--port", "70000"],
         ["--scale", "0"],
+        ["--drift", "1.5"],
+        ["--drift", "-0.1"],
+        ["--drift", "some"],
     ],
 )
 def test_bad_serve_options_exit_2(argv, capsys):
