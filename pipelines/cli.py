@@ -27,6 +27,7 @@ from pipelines.platform_pipeline import (
     sync,
 )
 from pipelines.preflight import check_destination_config, check_destination_name
+from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
 from sources.platform.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
 from sources.platform.streams import STREAMS
@@ -155,8 +156,10 @@ def _run_sync(options: argparse.Namespace) -> int:
     check_destination_name(options.destination)
     pipeline = make_pipeline(options.destination, options.dataset, progress=not options.no_progress)
     check_destination_config(pipeline)
+    started_at = run_started_at()
     with run_lock(pipeline, "write", command="platform-sync sync"):
         result = sync(pipeline, resources, options.full_refresh, source_options)
+        record_run(pipeline, outcome_rows(result, resources, started_at))
     print_summary(result)
     return sync_exit_status(result, resources)
 

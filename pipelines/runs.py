@@ -1,0 +1,92 @@
+"""The run-outcomes table `_platform_sync_runs` in the raw dataset: one row per resource per run.
+
+Columns: `run_started_at` (timestamp), `resource`, `status` (`loaded`, `not_due`, `skipped`, `failed`),
+`message` (the reason, or the rows loaded), `requests` (bigint: requests made with the resource's
+operation). Monitoring and the dashboard read it to see what each scheduled run did.
+
+It is loaded after the sync by a small pipeline of its own (`platform_sync_runs`, same destination and
+dataset, its own schema): the sync pipeline's trace (`dlt pipeline platform_sync trace`) stays the
+sync's, and a `--full-refresh` or `dlt pipeline platform_sync drop` of the source never drops the
+history. The caller holds the run lock, so this load is covered by it too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import dlt
+
+from pipelines.platform_pipeline import SyncResult
+from sources.platform.streams import STREAMS
+
+logger = logging.getLogger("platform_sync.runs")
+
+RUNS_TABLE = "_platform_sync_runs"
+RUNS_PIPELINE = "platform_sync_runs"
+STATUSES = ("loaded", "not_due", "skipped", "failed")
+RUNS_COLUMNS: dict[str, Any] = {
+    "run_started_at": {"data_type": "timestamp", "timezone": True, "nullable": False},
+    "resource": {"data_type": "text", "nullable": False},
+    "status": {"data_type": "text", "nullable": False},
+    "message": {"data_type": "text", "nullable": True},
+    "requests": {"data_type": "bigint", "nullable": False},
+}
+
+
+def outcome_rows(
+    result: SyncResult, resources: Sequence[str] | None, started_at: dt.datetime
+) -> list[dict[str, Any]]:
+    """One row per resource the run was asked for (all by default), in the order of `STREAMS`."""
+    requests = result.requests
+    rows: list[dict[str, Any]] = []
+    for name in resources or list(STREAMS):
+        status, message = _status(result, name)
+        rows.append(
+            {
+                "run_started_at": started_at,
+                "resource": name,
+                "status": status,
+                "message": message,
+                "requests": int(requests.get(STREAMS[name].operation, 0)),
+            }
+        )
+    return rows
+
+
+def _status(result: SyncResult, name: str) -> tuple[str, str]:
+    report = result.report
+    if name in report.failed:
+        return "failed", report.failed[name]
+    if name in report.skipped:
+        return "skipped", report.skipped[name]
+    if name in report.not_due:
+        return "not_due", report.not_due[name]
+    return "loaded", f"{result.rows.get(name, 0)} rows"
+
+
+def record_run(pipeline: dlt.Pipeline, rows: list[dict[str, Any]]) -> bool:
+    """Append the run's outcomes to `_platform_sync_runs` in the sync's destination and dataset.
+
+    A failure here is logged and reported as False: the sync itself is done and its exit status stands.
+    """
+    runs = dlt.pipeline(
+        pipeline_name=RUNS_PIPELINE,
+        pipelines_dir=pipeline.pipelines_dir,
+        destination=pipeline.destination,
+        dataset_name=pipeline.dataset_name,
+    )
+    resource = dlt.resource(rows, name=RUNS_TABLE, write_disposition="append", columns=RUNS_COLUMNS)
+    try:
+        runs.run(resource, schema=dlt.Schema(RUNS_PIPELINE))
+    except Exception as exc:  # the outcome table must never turn a finished sync into a crash
+        logger.warning("could not record the run's outcomes in %s: %s", RUNS_TABLE, exc)
+        return False
+    return True
+
+
+def run_started_at() -> dt.datetime:
+    """Now, in UTC, to the microsecond: the `run_started_at` of every row of one run."""
+    return dt.datetime.now(dt.UTC)
