@@ -22,6 +22,7 @@ from sources.platform.client import PlatformClient
 from sources.platform.models import columns_for, nested_hints_for
 from sources.platform.offload import PageDecoder
 from sources.platform.readers import SourceContext
+from sources.platform.records import RecordReader
 from sources.platform.report import RunReport
 from sources.platform.rescan import scan_when_due
 from sources.platform.sales import SaleIdQueue
@@ -96,7 +97,7 @@ def platform_source(
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
-    strict_enums: bool = True,
+    strict: bool = False,
     arrow_pages: bool = True,
     decode_workers: int | None = None,
     granted_scopes: Sequence[str] | None = None,
@@ -113,6 +114,10 @@ def platform_source(
         rescan_hours: A full-scan resource (`Stream.full_scan`) whose last complete scan is younger than
             this is not read (0: read every run); `rescan_hours_by_resource` overrides it per resource.
         rescan: Read every full-scan resource in this run, however recent its last scan.
+        strict: Fail a resource on any record that departs from the spec (a null where the spec has
+            none, an enum value or a field it does not list, a value of another type). Off, such a
+            record loads as faithfully as its columns allow and each departure is recorded
+            (`_platform_departures`, the run's summary).
         arrow_pages: Hand dlt the pages of flat records as Arrow tables, which it loads without
             normalizing them row by row (`models/columnar.py`); off, dlt normalizes every row. The
             tables are the same either way: this is for comparison (bench/) and troubleshooting.
@@ -140,7 +145,7 @@ def platform_source(
         sales_refresh_days=positive("sales_refresh_days", sales_refresh_days),
         sales_recheck_hours=non_negative("sales_recheck_hours", sales_recheck_hours),
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
-        strict_enums=strict_enums,
+        strict=strict,
         arrow_pages=arrow_pages,
         decode_workers=decode_workers_or_default(decode_workers, os.cpu_count()),
         granted_scopes=frozenset(granted_scopes) if granted_scopes else None,
@@ -165,6 +170,7 @@ def platform_source(
         report=run_report,
         sale_ids=SaleIdQueue(),
         snapshot_at=pendulum.now("UTC"),
+        records=RecordReader(settings.strict, run_report.departures, client.redact),
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
     )
     return [_resource(ctx, stream) for stream in STREAMS.values()]
@@ -178,11 +184,13 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
             return scan_when_due(ctx, stream, lambda: read(ctx))
         return read(ctx)
 
-    def rows() -> Iterator[Batch]:
+    def rows() -> Iterator[Any]:
         try:
             yield from ctx.pack(stream, readers.guarded(ctx, stream, scan))
         finally:
             ctx.finished(stream.name)
+        # What this resource's records departed from the spec in, in the same load package as the rows.
+        yield from ctx.report.departures.items_for(stream.name)
 
     return dlt.resource(
         rows,
@@ -203,6 +211,8 @@ def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:
         dict[str, TColumnSchema],
         {**columns_for(stream.model), **{k: dict(v) for k, v in stream.extra_columns.items()}},
     )
+    for key in stream.primary_key:  # a record without its key is quarantined, never loaded
+        columns[key]["nullable"] = False
     if stream.write_disposition == "merge":
         columns[stream.dedup_sort_column()]["dedup_sort"] = "desc"
     # The row id as dlt's normalizer declares it (a unique row key), also for the tables whose rows

@@ -353,5 +353,9 @@ class PlatformClient:
             )
         return failed
 
+    def redact(self, text: str) -> str:
+        """``text`` without the token or anything that looks like a secret."""
+        return self._redactor.redact(text)
+
     def _redact_url(self, url: object) -> str:
         return self._redactor(redact_url(url))

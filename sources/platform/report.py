@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sources.platform.departures import DepartureLog
+
 logger = logging.getLogger("platform_sync.source")
 
 
@@ -23,6 +25,7 @@ class RunReport:
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
 
@@ -57,4 +60,5 @@ class RunReport:
 
     @property
     def is_partial(self) -> bool:
-        return bool(self.skipped or self.failed)
+        """Some resource was skipped or failed, or some record could not be keyed (quarantined)."""
+        return bool(self.skipped or self.failed or self.departures.quarantined())

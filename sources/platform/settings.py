@@ -61,7 +61,7 @@ class SourceSettings:
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
-    strict_enums: bool = True
+    strict: bool = False  # fail a resource on any departure from the spec instead of loading it
     arrow_pages: bool = True
     decode_workers: int = 0
     granted_scopes: frozenset[str] | None = field(default=None)

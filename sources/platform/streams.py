@@ -7,11 +7,14 @@ reading that these declarations share.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from sources.platform import models
+from sources.platform.models.columnar import column_name
+from sources.platform.models.hints import unwrap_optional
 
 WriteDisposition = Literal["merge", "replace", "append"]
 
@@ -209,6 +212,45 @@ STREAMS: dict[str, Stream] = {
         ),
     )
 }
+
+def record_key(stream: Stream, record: Any) -> tuple[str | None, str | None]:
+    """The key of a record as the API sent it (its key fields joined by `/`), and why it cannot be
+    keyed, if it cannot: a key field missing, null, empty or of another shape than a string or an
+    integer. The key columns that config adds (`extra_columns`) are not the record's."""
+    parts = []
+    for path in _key_paths(stream.name):
+        value: Any = record
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        dotted = ".".join(path)
+        if value is None or value == "":
+            return (None, f"no key: {dotted} is missing, null or empty")
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return (None, f"the key {dotted} is a {type(value).__name__}, not a string or a number")
+        if isinstance(value, float) and not value.is_integer():
+            return (None, f"the key {dotted} is a fractional number")
+        parts.append(str(int(value)) if isinstance(value, float) else str(value))
+    return "/".join(parts), None
+
+
+@cache
+def _key_paths(name: str) -> tuple[tuple[str, ...], ...]:
+    """The API paths of the stream's key columns that come from its records (dlt column names)."""
+    stream = STREAMS[name]
+    by_column = {column_name(path): path for path in _leaf_paths(stream.model)}
+    return tuple(by_column[key] for key in stream.primary_key if key not in stream.extra_columns)
+
+
+def _leaf_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = []
+    for name, info in model.model_fields.items():
+        tp, _ = unwrap_optional(info.annotation)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            paths += _leaf_paths(tp, (*prefix, name))
+        else:
+            paths.append((*prefix, name))
+    return paths
+
 
 # The resources read whole, at most once per `rescan_hours` (`rescan.py`).
 FULL_SCANS: tuple[str, ...] = tuple(name for name, stream in STREAMS.items() if stream.full_scan)

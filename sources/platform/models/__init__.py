@@ -1,7 +1,8 @@
 """Pydantic models of every shape the platform's API returns (spec part 2), the row parser and the dlt
 column hints derived from them.
 
-- ``parse_record(Model, raw, strict_enums=True)`` -> row dict to load (API keys, typed values, extras kept)
+- ``parse_record(Model, raw, departures=[...])`` -> row dict to load (API keys, typed values, extras kept);
+  what departs from the spec is loaded as faithfully as its columns allow and listed (``tolerant.py``)
 - ``columns_for(Model)`` / ``nested_hints_for(Model)`` -> dlt ``columns`` / ``nested_hints`` of a resource
 - ``ENUMS`` -> allowed values of every enumeration, keyed like ``"sale.status"``
 """
@@ -14,6 +15,7 @@ from .common import (
     Amount,
     ApiModel,
     CodeDescription,
+    DateOrTimestamp,
     DecimalValue,
     FreeMap,
     IdName,
@@ -31,6 +33,7 @@ from .learning import CommunityMember, CommunityPost, Delivery, Enrollment, Less
 from .parse import Problem, RecordValidationError, parse_page_strictly, parse_record, register_resource
 from .products import Affiliation, Campaign, Partner, Product
 from .store import Sale, SaleItem, SaleParty, Subscription, SubscriptionProduct
+from .tolerant import KINDS, Departure
 
 # The table each record model is loaded into (docs/contracts.md part 4); used in messages.
 RESOURCES: dict[str, type[ApiModel]] = {
@@ -58,6 +61,7 @@ register_resource("manual_attendee", ManualAttendee)
 
 __all__ = [
     "ENUMS",
+    "KINDS",
     "RESOURCES",
     "TIMESTAMP_FORMS",
     "Affiliation",
@@ -69,7 +73,9 @@ __all__ = [
     "CodeDescription",
     "CommunityMember",
     "CommunityPost",
+    "DateOrTimestamp",
     "DecimalValue",
+    "Departure",
     "Delivery",
     "Enrollment",
     "EventAddress",

@@ -61,8 +61,54 @@ def _fallback_timestamp(value: Any) -> datetime:
         raise ValueError(f"expected a timestamp: {TIMESTAMP_FORMS}") from None
 
 
+def parse_date_or_timestamp(value: Any) -> datetime:
+    """``parse_timestamp`` for the fields whose documented form may be date-only (the transfer dates)."""
+    return parse_timestamp(value)
+
+
 # An aware UTC datetime parsed from any form of ``TIMESTAMP_FORMS`` (and unix seconds/milliseconds).
 Timestamp = Annotated[datetime, PlainValidator(parse_timestamp)]
+# The same, for a field the spec documents as possibly date-only (spec 1, "the transfer dates").
+DateOrTimestamp = Annotated[datetime, PlainValidator(parse_date_or_timestamp)]
+
+
+# --- the spec's wire forms, enforced by the strict validation (``parse.py``) ---
+# Each record is first validated against these: a value in another form (a number sent as a string, a
+# timestamp without zone) fails it and the record is read by ``tolerant.py``, which records the departure.
+
+_CANONICAL_INSTANT = "an ISO 8601 timestamp with 'T' and a zone"
+
+
+def canonical_timestamp(value: Any) -> datetime:
+    if type(value) is str and len(value) > 16 and value[10] == "T":
+        dt = _fromisoformat(value)
+        tz = dt.tzinfo
+        if tz is UTC:
+            return dt
+        if tz is not None:
+            return dt.astimezone(UTC)
+    elif isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(UTC)
+    raise ValueError(f"expected {_CANONICAL_INSTANT}")
+
+
+def canonical_date_or_timestamp(value: Any) -> datetime:
+    if type(value) is str and len(value) == 10:
+        day = date.fromisoformat(value)
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return canonical_timestamp(value)
+
+
+def canonical_decimal(value: Any) -> Decimal:
+    if type(value) is float or type(value) is int:
+        return parse_decimal(value)
+    raise ValueError("expected a JSON number")
+
+
+CANONICAL_FORMS: dict[Any, Any] = {
+    Timestamp: Annotated[datetime, PlainValidator(canonical_timestamp)],
+    DateOrTimestamp: Annotated[datetime, PlainValidator(canonical_date_or_timestamp)],
+}
 
 
 # --- decimals ---
@@ -104,6 +150,7 @@ def parse_decimal(value: Any) -> Decimal:
 # A number loaded as ``decimal``: the ``value`` of ``Money`` and money-like amounts without currency.
 DecimalValue = Annotated[Decimal, PlainValidator(parse_decimal)]
 Amount = DecimalValue
+CANONICAL_FORMS[DecimalValue] = Annotated[Decimal, PlainValidator(canonical_decimal)]
 
 # A uuid kept as its text form (the spec's ``uuid`` type).
 Uuid = Annotated[

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import ApiModel, CodeDescription, Money, Timestamp
+from .common import ApiModel, CodeDescription, DateOrTimestamp, Money, Timestamp
 from .enums import BankAccountType, TransferStatus
 
 # --- 2.9 Transfer ---
@@ -18,9 +18,10 @@ class BankAccount(ApiModel):
 class Transfer(ApiModel):
     id: str
     value: Money
-    requestedAt: Timestamp | None = None
-    completedAt: Timestamp | None = None
-    createdAt: Timestamp
+    # "the transfer dates may be date-only" (spec part 1)
+    requestedAt: DateOrTimestamp | None = None
+    completedAt: DateOrTimestamp | None = None
+    createdAt: DateOrTimestamp
     status: TransferStatus
     details: str | None = None
     bankAccount: BankAccount

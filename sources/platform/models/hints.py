@@ -81,18 +81,15 @@ def _tables(model: type[BaseModel]) -> _Tables:
 def _walk_table(model: type[BaseModel], path: TablePath, tables: _Tables) -> None:
     tables.columns[path] = {}
     tables.enums[path] = {}
-    _walk_object(model, path, (), False, tables)
+    _walk_object(model, path, (), tables)
 
 
-def _walk_object(
-    model: type[BaseModel], table: TablePath, prefix: tuple[str, ...], nullable: bool, tables: _Tables
-) -> None:
+def _walk_object(model: type[BaseModel], table: TablePath, prefix: tuple[str, ...], tables: _Tables) -> None:
     for name, info in model.model_fields.items():
-        tp, optional = unwrap_optional(info.annotation)
-        field_nullable = nullable or optional or not info.is_required()
+        tp, _ = unwrap_optional(info.annotation)
         fragments = (*prefix, _NAMING.normalize_path(name))
         if isinstance(tp, type) and issubclass(tp, BaseModel):
-            _walk_object(tp, table, fragments, field_nullable, tables)
+            _walk_object(tp, table, fragments, tables)
         elif get_origin(tp) is list:
             if prefix:
                 raise TypeError(
@@ -100,22 +97,22 @@ def _walk_object(
                     "table in dlt's nested hints; not supported by nested_hints_for"
                 )
             child = (*table, _NAMING.normalize_tables_path(name))
-            item, item_optional = unwrap_optional(get_args(tp)[0])
+            item, _ = unwrap_optional(get_args(tp)[0])
             if isinstance(item, type) and issubclass(item, BaseModel):
                 _walk_table(item, child, tables)
             else:
                 tables.columns[child] = {}
                 tables.enums[child] = {}
-                _add_column(tables, child, ("value",), item, item_optional, f"{model.__name__}.{name}")
+                _add_column(tables, child, ("value",), item, f"{model.__name__}.{name}")
         else:
-            _add_column(tables, table, fragments, tp, field_nullable, f"{model.__name__}.{name}")
+            _add_column(tables, table, fragments, tp, f"{model.__name__}.{name}")
 
 
-def _add_column(
-    tables: _Tables, table: TablePath, fragments: tuple[str, ...], tp: Any, nullable: bool, where: str
-) -> None:
+def _add_column(tables: _Tables, table: TablePath, fragments: tuple[str, ...], tp: Any, where: str) -> None:
     name = _NAMING.shorten_fragments(*fragments)
-    column: TColumnSchema = {"name": name, "data_type": data_type_of(tp, where), "nullable": nullable}
+    # Every column takes nulls, whatever the spec says: the API sends nulls where it documents none, and
+    # such a record loads (`tolerant.py`). The source declares its key columns NOT NULL.
+    column: TColumnSchema = {"name": name, "data_type": data_type_of(tp, where), "nullable": True}
     if column["data_type"] == "timestamp":
         column["timezone"] = True
     columns = tables.columns[table]
@@ -123,7 +120,6 @@ def _add_column(
     if existing is not None:  # two API keys with one snake_case name (token user.platformId/platform_id)
         if existing["data_type"] != column["data_type"]:
             raise TypeError(f"{where}: column {name} has two types")
-        existing["nullable"] = bool(existing.get("nullable")) or nullable
         return
     columns[name] = column
     if get_origin(tp) is Literal:

@@ -1,49 +1,63 @@
-"""``parse_record``: validate one API record and return the row to load.
+"""``parse_record``: read one API record into the row to load, and what in it departs from the spec.
 
 Speed: validating into model instances and dumping them again costs about three times more than
 validating into plain dicts, so each model is compiled once into a mirror of ``TypedDict``s with the same
-fields, types, defaults and ``extra="allow"``; pydantic then validates a record into the row directly.
-The result equals ``Model.model_validate(raw).model_dump()`` (the tests check it), except that a null
-nested object is left out of the row (``_prune``).
+fields and defaults, the spec's wire forms (``CANONICAL_FORMS``: numbers as JSON numbers, timestamps with
+a zone; strict integers and booleans) and no unknown field; pydantic then validates a record into the row
+directly. A record it refuses departs from the spec somewhere: ``tolerant.py`` reads it field by field
+and names each departure. The row equals ``Model.model_validate(raw).model_dump()`` for a record that
+departs in nothing (the tests check it), except that a null nested object is left out of the row
+(``_prune``).
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter, ValidationError
 from pydantic.config import ExtraValues
 from pydantic_core import PydanticUndefined
 from typing_extensions import TypedDict
 
-logger = logging.getLogger(__name__)
+from .common import CANONICAL_FORMS
+from .tolerant import Departure, full_annotation, read_tolerantly
 
 _VALUE_CHARS = 60
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One invalid field of a record."""
+    """One field of a record that is not as the spec documents it."""
 
-    path: str  # e.g. ``items[0].unitValue.value``
-    value: Any  # the value received (``None`` when missing)
-    message: str  # what was expected
-    missing: bool = False
+    path: str  # e.g. ``items[].unitValue.value``
+    value: Any  # the value received (``None`` when missing or null)
+    message: str  # what happened
 
     def __str__(self) -> str:
-        if self.missing:
-            return f"{self.path}: missing; {self.message}"
+        if self.value is None:
+            return f"{self.path}: {self.message}"
         return f"{self.path}: got {_show(self.value)}; {self.message}"
 
 
+_MESSAGES = {
+    "null": "null, and the spec does not mark it nullable",
+    "missing": "missing, and the spec does not mark it nullable",
+    "unlisted_value": "a value the spec does not list",
+    "unlisted_field": "a field the spec does not list",
+    "converted": "of another JSON type than documented (converted without loss)",
+    "unconvertible": "of another type than documented, and not convertible",
+    "malformed": "not of the documented format",
+}
+
+
 class RecordValidationError(ValueError):
-    """A record of the API does not match the models (the API spec, part 2)."""
+    """A record of the API departs from the spec and the source reads strictly (``strict = true``), or
+    is not a JSON object at all."""
 
     def __init__(self, resource: str, record_id: Any, problems: Sequence[Problem]) -> None:
         super().__init__(resource, record_id, list(problems))
@@ -55,15 +69,15 @@ class RecordValidationError(ValueError):
         ident = f" {self.record_id!r}" if self.record_id is not None else ""
         count = len(self.problems)
         lines = [
-            f"{self.resource} record{ident} does not match the API spec "
+            f"{self.resource} record{ident} departs from the API spec "
             f"({count} problem{'s' if count != 1 else ''}):"
         ]
         lines += [f"  - {p}" for p in self.problems]
         lines.append(
-            "What to do: the API sent data of another shape than documented. If it only added a new value "
-            "to an enumeration, run with `strict_enums = false` in [sources.platform] to load such values "
-            "with a warning; otherwise report this message with the record id so that the model in "
-            "sources/platform/models can follow the API."
+            "What to do: the API sent data of another shape than documented. With `strict = false` in "
+            "[sources.platform] (the default) such records load and each departure is recorded in the "
+            "table _platform_departures; report the departure so that sources/platform/models can follow "
+            "the API."
         )
         return "\n".join(lines)
 
@@ -72,13 +86,11 @@ class RecordValidationError(ValueError):
 class _Compiled:
     resource: str
     validate: Any  # SchemaValidator.validate_python
-    enums: dict[tuple[str, ...], tuple[str, ...]]  # field path without list indices -> allowed values
     prune: _Prune | None  # where null nested objects are left out of the row
 
 
 _COMPILED: dict[type[BaseModel], _Compiled] = {}
 _RESOURCES: dict[type[BaseModel], str] = {}
-_WARNED: set[tuple[str, str, str]] = set()
 
 M = TypeVar("M", bound=type[BaseModel])
 
@@ -92,26 +104,36 @@ def register_resource(name: str, model: M) -> M:
 
 def parse_record(
     model: type[BaseModel],
-    raw: dict[str, Any],
+    raw: Any,
     *,
-    strict_enums: bool = True,
+    strict: bool = False,
     resource: str | None = None,
-    warnings: list[str] | None = None,
+    departures: list[Departure] | None = None,
 ) -> dict[str, Any]:
-    """Validate one API record against ``model`` and return the row to load.
+    """Read one API record (a JSON object) into the row to load.
 
     The row has the API's (camelCase) keys, ``datetime`` (aware, UTC) / ``Decimal`` / ``bool`` / ``int``
     values, nullable scalar fields present as ``None`` when absent, unknown fields kept at every level;
-    a nested object that is null is left out (see ``_prune``).
-    Raises ``RecordValidationError`` naming every bad field. With ``strict_enums=False`` a string that is
-    not an allowed value of an enumeration is kept as it is: a warning is appended to ``warnings`` (if
-    given) and logged once per resource, field and value; any other problem still raises.
+    a nested object that is null is left out (see ``_prune``). A record that departs from the spec
+    loads as faithfully as its columns allow (``tolerant.py``), and its departures are appended to
+    ``departures``; with ``strict`` they raise ``RecordValidationError`` instead, naming each. A value
+    that is not a JSON object always raises it.
     """
     compiled = _COMPILED.get(model) or _compile(model)
     try:
         row: dict[str, Any] = compiled.validate(raw)
-    except ValidationError as exc:
-        row = _recover(compiled, raw, exc, strict_enums, resource or compiled.resource, warnings)
+    except ValidationError:
+        name = resource or compiled.resource
+        if not isinstance(raw, dict):
+            problem = Problem("(record)", raw, "expected a JSON object")
+            raise RecordValidationError(name, None, [problem]) from None
+        row, found = read_tolerantly(model, raw)
+        if found and strict:
+            problems = [Problem(d.path, d.value, _MESSAGES[d.kind]) for d in found]
+            raise RecordValidationError(name, raw.get("id"), problems) from None
+        if departures is not None:
+            departures.extend(found)
+        return row
     if compiled.prune is not None:
         _prune(row, compiled.prune)
     return row
@@ -120,8 +142,9 @@ def parse_record(
 def parse_page_strictly(model: type[BaseModel], content: bytes) -> dict[str, Any]:
     """The JSON document of a page body whose ``items`` are records of ``model``, with the items as the
     rows ``parse_record(model, item)`` returns; ``ValueError`` (pydantic's ``ValidationError``) unless
-    the body is JSON, has a list ``items`` and every item validates with no field the models do not know,
-    at any level, and no enumeration value they do not list. The envelope's other keys are not checked.
+    the body is JSON, has a list ``items`` and every item departs from the spec in nothing (no field the
+    models do not know at any level, no enumeration value they do not list, every value in its wire form).
+    The envelope's other keys are not checked.
 
     For the helper processes (``offload.py``), which leave every such page to the ordinary path; one
     call of pydantic's JSON validator on the whole body takes about two thirds of the time of parsing
@@ -143,89 +166,6 @@ def _strict_page_validator(model: type[BaseModel]) -> Any:
     return TypeAdapter(page).validator.validate_json
 
 
-def _recover(
-    compiled: _Compiled,
-    raw: dict[str, Any],
-    exc: ValidationError,
-    strict_enums: bool,
-    resource: str,
-    warnings: list[str] | None,
-) -> dict[str, Any]:
-    record_id = raw.get("id") if isinstance(raw, dict) else None
-    errors = exc.errors(include_url=False)
-    unknown: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []
-    problems: list[Problem] = []
-    for error in errors:
-        loc = tuple(error["loc"])
-        allowed = compiled.enums.get(tuple(p for p in loc if isinstance(p, str)))
-        if error["type"] == "literal_error" and allowed is not None and isinstance(error["input"], str):
-            if not strict_enums:
-                unknown.append((loc, allowed))
-                continue
-            problems.append(Problem(_path(loc), error["input"], f"expected one of {_choices(allowed)}"))
-        elif error["type"] == "missing":
-            problems.append(Problem(_path(loc), None, "a value is required", missing=True))
-        else:
-            problems.append(Problem(_path(loc), error["input"], _expectation(error)))
-    if problems or not isinstance(raw, dict):
-        if not problems:
-            problems.append(Problem("(record)", raw, "expected a JSON object"))
-        raise RecordValidationError(resource, record_id, problems) from None
-    # Only unknown enum values: validate with an allowed placeholder, then put the API's values back.
-    patched = raw
-    originals = []
-    for loc, allowed in unknown:
-        patched, original = _replace(patched, loc, allowed[0])
-        originals.append((loc, original, allowed))
-    try:
-        row: dict[str, Any] = compiled.validate(patched)
-    except ValidationError as again:  # pragma: no cover - placeholders are valid by construction
-        raise RecordValidationError(resource, record_id, [Problem("(record)", None, str(again))]) from None
-    for loc, original, allowed in originals:
-        _replace(row, loc, original, in_place=True)
-        message = (
-            f"{resource} record {record_id!r}: {_path(loc)} = {_show(original)} is not an allowed value "
-            f"({_choices(allowed)}); kept as it is because strict_enums is off"
-        )
-        if warnings is not None:
-            warnings.append(message)
-        key = (resource, _path(tuple(p for p in loc if isinstance(p, str))), str(original))
-        if key not in _WARNED:
-            _WARNED.add(key)
-            logger.warning("%s (further records with this value are not logged)", message)
-    return row
-
-
-def _replace(container: Any, loc: tuple[Any, ...], value: Any, in_place: bool = False) -> tuple[Any, Any]:
-    """Set ``value`` at ``loc``; unless ``in_place``, copy the containers on the way (the input is the
-    caller's). Returns the (new) root and the previous value."""
-    root = container if in_place else _shallow(container)
-    node = root
-    for part in loc[:-1]:
-        child = node[part]
-        if not in_place:
-            child = _shallow(child)
-            node[part] = child
-        node = child
-    previous = node[loc[-1]]
-    node[loc[-1]] = value
-    return root, previous
-
-
-def _shallow(value: Any) -> Any:
-    return list(value) if isinstance(value, list) else dict(value)
-
-
-def _path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(record)"
-
-
 def _show(value: Any) -> str:
     text = repr(value)
     if len(text) > _VALUE_CHARS:
@@ -233,29 +173,15 @@ def _show(value: Any) -> str:
     return f"{text} ({type(value).__name__})"
 
 
-def _choices(allowed: tuple[str, ...]) -> str:
-    return ", ".join(repr(a) for a in allowed)
-
-
-def _expectation(error: Any) -> str:
-    message = str(error["msg"])
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
-    elif message.startswith("Input should be "):
-        message = "expected " + message[len("Input should be ") :]
-    return message
-
-
 # --- compiling a model into a TypedDict mirror ---
 
 
 def _compile(model: type[BaseModel]) -> _Compiled:
-    mirror = _mirror(model, {})
+    mirror = _mirror(model, {}, "forbid")
     validator = TypeAdapter(mirror).validator
     compiled = _Compiled(
         resource=_RESOURCES.get(model, model.__name__),
         validate=validator.validate_python,
-        enums=dict(_enum_paths(model, ())),
         prune=_prune_plan(model),
     )
     _COMPILED[model] = compiled
@@ -265,14 +191,12 @@ def _compile(model: type[BaseModel]) -> _Compiled:
 _typed_dict: Any = TypedDict  # called with a computed name and fields
 
 
-def _mirror(model: type[BaseModel], done: dict[type, Any], extra: ExtraValues = "allow") -> Any:
+def _mirror(model: type[BaseModel], done: dict[type, Any], extra: ExtraValues) -> Any:
     if model in done:
         return done[model]
     fields: dict[str, Any] = {}
     for name, info in model.model_fields.items():
-        annotation = _mirror_type(info.annotation, done, extra)
-        if info.metadata:
-            annotation = Annotated[(annotation, *info.metadata)]
+        annotation = _mirror_type(full_annotation(info), done, extra)
         if info.is_required():
             fields[name] = Required[annotation]
         else:
@@ -284,9 +208,14 @@ def _mirror(model: type[BaseModel], done: dict[type, Any], extra: ExtraValues = 
     return mirror
 
 
+_STRICT_SCALARS = {int: Annotated[int, Strict()], bool: Annotated[bool, Strict()]}
+
+
 def _mirror_type(tp: Any, done: dict[type, Any], extra: ExtraValues) -> Any:
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return _mirror(tp, done, extra)
+    if tp in _STRICT_SCALARS or tp in CANONICAL_FORMS:
+        return _STRICT_SCALARS.get(tp) or CANONICAL_FORMS[tp]
     origin = get_origin(tp)
     if origin is None or origin is Literal:
         return tp
@@ -299,19 +228,6 @@ def _mirror_type(tp: Any, done: dict[type, Any], extra: ExtraValues) -> Any:
     if origin is list:
         return list[_mirror_type(args[0], done, extra)]  # type: ignore[misc]
     return tp
-
-
-def _enum_paths(
-    model: type[BaseModel], prefix: tuple[str, ...]
-) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    found = []
-    for name, info in model.model_fields.items():
-        for leaf in _leaves(info.annotation):
-            if isinstance(leaf, type) and issubclass(leaf, BaseModel):
-                found += _enum_paths(leaf, (*prefix, name))
-            elif get_origin(leaf) is Literal:
-                found.append(((*prefix, name), tuple(get_args(leaf))))
-    return found
 
 
 def _leaves(tp: Any) -> list[Any]:
