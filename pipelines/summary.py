@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from pipelines.platform_pipeline import SyncResult
+from sources.platform.departures import Quarantined
 
 
 def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
@@ -36,5 +37,32 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
         print(f"FAILED {resource}: {reason}", file=out)
     for warning in result.report.warnings:
         print(f"warning: {warning}", file=out)
+    _print_departures(result, out)
     if result.is_partial:
         print("the run was PARTIAL: the resources above were not fully loaded, all others were.", file=out)
+
+
+def _print_departures(result: SyncResult, out: TextIO) -> None:
+    """What the API sent that the spec does not document (loaded all the same), and the records that
+    could not be keyed (not loaded: quarantined)."""
+    departures = result.report.departures
+    if lines := departures.summary():
+        print("the API departed from its spec (the records loaded; table _platform_departures):", file=out)
+        for line in lines:
+            print(f"  {line}", file=out)
+    quarantined = departures.quarantined()
+    if quarantined:
+        counts: dict[str, int] = {}
+        for item in quarantined:
+            counts[item.resource] = counts.get(item.resource, 0) + 1
+        for resource, count in sorted(counts.items()):
+            noun = "record" if count == 1 else "records"
+            print(
+                f"QUARANTINED {resource}: {count} {noun} without a usable key were not loaded "
+                f"(table _platform_quarantine, e.g. {_first_reason(quarantined, resource)})",
+                file=out,
+            )
+
+
+def _first_reason(quarantined: list[Quarantined], resource: str) -> str:
+    return next(item.reason for item in quarantined if item.resource == resource)

@@ -19,6 +19,7 @@ from dlt.extract.resource import DltResource
 from sources.platform import readers
 from sources.platform.batches import Batch
 from sources.platform.client import PlatformClient
+from sources.platform.departures import declare_tables
 from sources.platform.models import columns_for, nested_hints_for
 from sources.platform.offload import PageDecoder
 from sources.platform.readers import SourceContext
@@ -192,7 +193,7 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
         # What this resource's records departed from the spec in, in the same load package as the rows.
         yield from ctx.report.departures.items_for(stream.name)
 
-    return dlt.resource(
+    resource = dlt.resource(
         rows,
         name=stream.name,
         primary_key=list(stream.primary_key),
@@ -203,6 +204,8 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
         # Unknown extra fields are kept: the API may add fields, and losing them silently is worse.
         schema_contract="evolve",
     )()
+    declare_tables(resource)
+    return resource
 
 
 def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:

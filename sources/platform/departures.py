@@ -19,11 +19,12 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import dlt
 from dlt.common.schema.typing import TColumnSchema
 from dlt.extract.items import DataItemWithMeta
+from dlt.extract.resource import DltResource
 
 from sources.platform.models import Departure
 
@@ -122,13 +123,13 @@ class DepartureLog:
                 return
             self._emitted.add(resource)
         if rows := self.departure_rows(resource):
-            yield dlt.mark.with_hints(rows, _DEPARTURES_HINTS, create_table_variant=True)
+            yield dlt.mark.with_table_name(rows, DEPARTURES_TABLE)
         if quarantined := self.quarantined(resource):
             rows = [
                 {"resource": q.resource, "reason": q.reason, "record_id": q.record_id, "raw_json": q.raw_json}
                 for q in quarantined
             ]
-            yield dlt.mark.with_hints(rows, _QUARANTINE_HINTS, create_table_variant=True)
+            yield dlt.mark.with_table_name(rows, QUARANTINE_TABLE)
 
     def summary(self) -> list[str]:
         """A few lines for the run's summary, the most frequent first."""
@@ -169,25 +170,36 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
+def declare_tables(resource: DltResource) -> None:
+    """Declare the departures and quarantine tables on a resource that yields into them (`items_for`).
+
+    dlt starts a table variant from the resource's own hints (its columns, key, merge, child tables);
+    these tables share none of them, so the variants are first emptied, then declared."""
+    for table, columns in ((DEPARTURES_TABLE, _DEPARTURES_COLUMNS), (QUARANTINE_TABLE, _QUARANTINE_COLUMNS)):
+        resource.apply_hints(
+            table_name=table,
+            create_table_variant=True,
+            write_disposition="append",
+            columns={},
+            primary_key="",
+            merge_key="",
+            nested_hints={},
+            file_format=cast(Any, ""),  # "": no file format of the resource's
+        )
+        resource.apply_hints(table_name=table, create_table_variant=True, columns=columns)
+
+
 _TEXT: TColumnSchema = {"data_type": "text", "nullable": True}
-_DEPARTURES_HINTS = dlt.mark.make_hints(
-    table_name=DEPARTURES_TABLE,
-    write_disposition="append",
-    columns={
-        "resource": {"data_type": "text", "nullable": False},
-        "field_path": {"data_type": "text", "nullable": False},
-        "kind": {"data_type": "text", "nullable": False},
-        "records": {"data_type": "bigint", "nullable": False},
-        "example_record_id": _TEXT,
-    },
-)
-_QUARANTINE_HINTS = dlt.mark.make_hints(
-    table_name=QUARANTINE_TABLE,
-    write_disposition="append",
-    columns={
-        "resource": {"data_type": "text", "nullable": False},
-        "reason": {"data_type": "text", "nullable": False},
-        "record_id": _TEXT,
-        "raw_json": {"data_type": "text", "nullable": False},
-    },
-)
+_DEPARTURES_COLUMNS: dict[str, TColumnSchema] = {
+    "resource": {"data_type": "text", "nullable": False},
+    "field_path": {"data_type": "text", "nullable": False},
+    "kind": {"data_type": "text", "nullable": False},
+    "records": {"data_type": "bigint", "nullable": False},
+    "example_record_id": _TEXT,
+}
+_QUARANTINE_COLUMNS: dict[str, TColumnSchema] = {
+    "resource": {"data_type": "text", "nullable": False},
+    "reason": {"data_type": "text", "nullable": False},
+    "record_id": _TEXT,
+    "raw_json": {"data_type": "text", "nullable": False},
+}
