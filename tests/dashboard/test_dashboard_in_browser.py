@@ -1,0 +1,239 @@
+"""The dashboard on the synced sandbox, in Debian's headless chromium: every page renders without a console
+error, every chart has data, the KPIs shown equal the same figures computed by SQL on the marts; and a
+sync (then dbt) runs while the dashboard is open and browsed, both succeed, and the dashboard shows the
+new data without a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.dashboard.browser import charts, chromium, console_errors, open_page, screenshot, text
+from tests.dashboard.conftest import Dashboard, World
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("dashboard_browser")]
+
+PAGES = {
+    "/": "overview",
+    "/subscriptions": "subscriptions",
+    "/products": "products",
+    "/cash": "cash",
+    "/events": "events",
+    "/learning": "learning",
+    "/health": "health",
+}
+START, END = "2025-01-01", "2026-11-30"  # the sandbox world's sales run from mid 2024 to mid 2026
+
+
+def money(shown: str) -> Decimal:
+    currency, amount = shown.split(" ")
+    assert currency == "BRL"
+    return Decimal(amount.replace(",", ""))
+
+
+def cents(value: Any) -> Decimal:
+    return Decimal(value or 0).quantize(Decimal("0.01"))
+
+
+def expected_overview(world: World, start: str, end: str, product: str | None = None) -> dict[str, Any]:
+    product_filter = " and product_id = ?" if product else ""
+    extra = [product] if product else []
+    paid = world.rows(
+        "select count(*), sum(gross_amount), sum(net_revenue_amount), "
+        "count(*) filter (where is_refunded) from marts.fct_sales where was_paid and currency = 'BRL' "
+        f"and coalesce(paid_on, created_on) between cast(? as date) and cast(? as date){product_filter}",
+        [start, end, *extra],
+    )[0]
+    refunds = world.rows(
+        "select count(*) from marts.fct_sales where is_refunded and currency = 'BRL' and "
+        "cast(coalesce(refunded_at, updated_at) as date) between cast(? as date) and cast(? as date)"
+        f"{product_filter}",
+        [start, end, *extra],
+    )[0]
+    return {
+        "paid": paid[0],
+        "gross": cents(paid[1]),
+        "net": cents(paid[2]),
+        "ticket": cents(paid[1] / paid[0]),
+        "refunds": refunds[0],
+        "refund_rate": f"{paid[3] / paid[0] * 100:.1f}%",
+    }
+
+
+def shown_overview(driver: Any) -> dict[str, Any]:
+    return {
+        "paid": int(text(driver, "kpi-paid-BRL").replace(",", "")),
+        "gross": money(text(driver, "kpi-gross-BRL")),
+        "net": money(text(driver, "kpi-net-BRL")),
+        "ticket": money(text(driver, "kpi-ticket-BRL")),
+        "refunds": int(text(driver, "kpi-refunds-BRL")),
+        "refund_rate": text(driver, "kpi-refund-rate-BRL"),
+    }
+
+
+def test_every_page_renders_with_data_and_the_kpis_equal_sql(
+    world: World, dashboard: Dashboard, screenshots: Path
+) -> None:
+    query = f"?start={START}&end={END}"
+    with chromium() as driver:
+        for path, name in PAGES.items():
+            open_page(driver, dashboard.url + path + query)
+            assert console_errors(driver) == [], path
+            assert driver.find_elements("css selector", ".message") == [], path
+            drawn = charts(driver)
+            assert drawn, f"{path} shows no chart"
+            assert all(chart["traces"] and all(n > 0 for n in chart["traces"]) for chart in drawn), (
+                path,
+                drawn,
+            )
+            screenshot(driver, screenshots / f"dashboard-{name}.png")
+
+            if path == "/":
+                assert shown_overview(driver) == expected_overview(world, START, END)
+            elif path == "/subscriptions":
+                month, mrr, active = world.rows(
+                    "select month_start, mrr_amount, count_active_subscriptions "
+                    "from marts.subscriptions_mrr_monthly where currency = 'BRL' and month_start <= ? "
+                    "order by month_start desc limit 1",
+                    [END],
+                )[0]
+                assert money(text(driver, "kpi-mrr-BRL")) == cents(mrr)
+                assert int(text(driver, "kpi-active-BRL")) == active
+            elif path == "/events":
+                attendees, checked_in = world.rows(
+                    "select sum(count_attendees), sum(count_checked_in) from marts.event_attendance "
+                    "where cast(event_starts_at as date) between cast(? as date) and cast(? as date)",
+                    [START, END],
+                )[0]
+                assert int(text(driver, "kpi-attendees").replace(",", "")) == attendees
+                assert int(text(driver, "kpi-checked-in").replace(",", "")) == checked_in
+                assert text(driver, "kpi-checkin-rate") == f"{checked_in / attendees * 100:.1f}%"
+            elif path == "/learning":
+                comments, answered = world.rows(
+                    "select sum(count_comments), sum(count_answered) from marts.course_engagement"
+                )[0]
+                assert int(text(driver, "kpi-comments").replace(",", "")) == comments
+                assert int(text(driver, "kpi-answered").replace(",", "")) == answered
+            elif path == "/products":
+                methods = world.rows(
+                    "select payment_method, count(*), sum(gross_amount) from marts.fct_sales "
+                    "where was_paid and coalesce(paid_on, created_on) "
+                    "between cast(? as date) and cast(? as date) "
+                    "group by 1 order by 2 desc, 1",
+                    [START, END],
+                )
+                table = driver.find_element("id", "table-payment-methods").text.splitlines()
+                shown = [line for line in table if " BRL " in line]  # the rows, not the header
+                assert shown == [f"{m} BRL {n} {cents(g):,} yes" for m, n, g in methods]
+            elif path == "/health":
+                loads = world.rows("select count(*) from platform_raw._dlt_loads")[0][0]
+                assert int(text(driver, "kpi-loads")) == loads
+                raw_tables = world.rows(
+                    "select count(distinct table_name) from information_schema.columns "
+                    "where table_schema = 'platform_raw' and column_name = '_dlt_load_id' "
+                    "and table_name not like '\\_%' escape '\\'"
+                )[0][0]
+                assert int(text(driver, "kpi-tables")) == raw_tables
+                _assert_recorded_or_not(world, driver)
+
+
+def _assert_recorded_or_not(world: World, driver: Any) -> None:
+    """The run and departure records are shown when the sync writes them, else "not recorded yet"."""
+    tables = {
+        r[0]
+        for r in world.rows(
+            "select table_name from information_schema.tables where table_schema = 'platform_raw'"
+        )
+    }
+    for table, marker, table_id in (
+        ("_platform_sync_runs", "runs-not-recorded", "table-last-run"),
+        ("_platform_departures", "departures-not-recorded", "table-departures"),
+    ):
+        if table in tables:
+            assert driver.find_elements("id", table_id) or driver.find_elements("id", f"{table_id}-empty")
+        else:
+            assert "not recorded yet" in text(driver, marker)
+
+
+def test_filters_apply_product_and_an_empty_period(world: World, dashboard: Dashboard) -> None:
+    product = world.rows(
+        "select product_id from marts.fct_sales where was_paid and currency = 'BRL' and "
+        "coalesce(paid_on, created_on) between cast(? as date) and cast(? as date) "
+        "group by 1 order by count(*) desc, 1 limit 1",
+        [START, END],
+    )[0][0]
+    with chromium() as driver:
+        open_page(driver, f"{dashboard.url}/?start={START}&end={END}&product={product}&currency=BRL")
+        assert console_errors(driver) == []
+        assert shown_overview(driver) == expected_overview(world, START, END, product)
+        # the filters stay when moving to another page through the menu
+        driver.find_element("id", "nav-products").click()
+        _wait_title(driver, "Products & affiliates")
+        rows = driver.find_element("id", "table-top-products").text
+        assert rows.count("BRL") == 1  # one product, the filtered one
+        # a period with no sale: messages instead of charts, no error
+        open_page(driver, f"{dashboard.url}/?start=2001-01-01&end=2001-01-31")
+        assert console_errors(driver) == []
+        assert "No paid sale" in driver.find_element("id", "overview-kpis").text
+        assert driver.find_elements("id", "chart-revenue-day-empty")
+
+
+def _wait_title(driver: Any, title: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text(driver, "page-title") == title and not driver.find_elements(
+            "css selector", '[data-dash-is-loading="true"]'
+        ):
+            return
+        time.sleep(0.3)
+    raise TimeoutError(title)
+
+
+def test_a_sync_runs_while_the_dashboard_is_browsed_and_the_new_data_shows(
+    world: World, dashboard: Dashboard
+) -> None:
+    loads_before = world.rows("select count(*) from platform_raw._dlt_loads")[0][0]
+    stop, visits, problems = threading.Event(), [0], []
+
+    def browse() -> None:
+        with chromium() as driver:
+            while not stop.is_set():
+                for path in PAGES:
+                    try:
+                        open_page(driver, f"{dashboard.url}{path}?start={START}&end={END}")
+                        problems.extend(console_errors(driver))
+                        visits[0] += 1
+                    except Exception as exc:  # reported below, with the page
+                        problems.append(f"{path}: {exc!r}")
+                    if stop.is_set():
+                        return
+
+    browser = threading.Thread(target=browse)
+    browser.start()
+    try:
+        while visits[0] < 2:  # the dashboard is being browsed when the sync starts
+            time.sleep(0.2)
+        world.sandbox.advance(30 * 86400)
+        synced, built = world.sync_and_build()
+        visits_during = visits[0]
+    finally:
+        stop.set()
+        browser.join(timeout=120)
+    assert not synced.report.failed, synced.report
+    assert built.success, built.output[-3000:]
+    assert problems == []
+    assert visits_during >= 4  # pages were rendered while the sync and dbt ran
+
+    loads_after = world.rows("select count(*) from platform_raw._dlt_loads")[0][0]
+    assert loads_after > loads_before
+    with chromium() as driver:  # the next page shows the new data, without restarting the dashboard
+        open_page(driver, f"{dashboard.url}/health")
+        assert int(text(driver, "kpi-loads")) == loads_after
+        open_page(driver, f"{dashboard.url}/?start={START}&end={END}")
+        assert shown_overview(driver) == expected_overview(world, START, END)
