@@ -72,7 +72,7 @@ def test_clean_fixture_builds_and_every_check_passes(clean: Built) -> None:
     kinds = {node.unique_id.split(".")[0] for node in clean.result.nodes}
     assert kinds == {"model", "test", "unit_test"}
     models = [n for n in clean.result.nodes if n.unique_id.startswith("model.")]
-    assert len(models) == 31 + 4 + 14  # staging, intermediate, marts
+    assert len(models) == 34 + 4 + 16  # staging, intermediate, marts
     tests = [n.unique_id.split(".")[2] for n in clean.result.nodes if n.unique_id.startswith("test.")]
     for kind in (
         "unique_",
@@ -107,6 +107,8 @@ def test_marts_are_in_the_marts_schema(clean: Built) -> None:
         "course_engagement",
         "community_engagement",
         "fiscal_documents_status",
+        "sales_by_payment_method",
+        "api_departures",
     } == tables
 
 
@@ -118,7 +120,7 @@ def test_every_relation_reads_whole(clean: Built) -> None:
         "select table_schema, table_name from information_schema.tables "
         "where table_schema in ('staging', 'intermediate', 'marts')",
     )
-    assert len(relations) == 49
+    assert len(relations) == 54
     for schema, name in relations:
         _query(clean.db, f'select * from {schema}."{name}"')
 
@@ -319,6 +321,11 @@ BREAKAGES: list[tuple[str, list[str], list[str]]] = [
         ["unique_stg_platform__products_product_id", "unique_dim_products_product_id"],
     ),
     (
+        "a transfer without its id: a key, so not a warning",
+        ["update {raw}.transfers set id = null where id = 'T2'"],
+        ["not_null_stg_platform__transfers_transfer_id", "not_null_fct_transfers_transfer_id"],
+    ),
+    (
         "an affiliation without its affiliate",
         ["update {raw}.affiliations set customer__id = null where id = 'AF2'"],
         ["not_null_stg_platform__affiliations_affiliate_id", "not_null_affiliate_performance_affiliate_id"],
@@ -361,9 +368,9 @@ BREAKAGES: list[tuple[str, list[str], list[str]]] = [
         ["accepted_values_stg_platform__subscriptions_subscription_status"],
     ),
     (
-        "an attendee status the spec does not list: the enum test and the status pivot both fail",
+        "an attendee status the spec does not list: the enum test warns, the pivot still adds up",
         ["update {raw}.event_attendees set status = 'waitlisted' where id = 'AT2'"],
-        ["accepted_values_stg_platform__event_attendees_attendee_status", "event_attendance_statuses_add_up"],
+        ["accepted_values_stg_platform__event_attendees_attendee_status"],
     ),
     (
         "a refunded sale without a refund",
@@ -439,6 +446,35 @@ BREAKAGES: list[tuple[str, list[str], list[str]]] = [
     ),
 ]
 
+# The targeted tests that warn instead of failing (dbt_models/README.md, "Tests"): the spec's enums, the
+# not-null and reference checks of fields that are not keys, and the rules of the API's own data, which
+# the API breaks when it sends a departure from its spec (issue 14). Keys and the models' own rules fail.
+WARN_LEVEL = (
+    "not_null_stg_platform__affiliations_affiliate_id",
+    "not_null_affiliate_performance_affiliate_id",
+    "relationships_fct_sales_",
+    "relationships_fct_sale_items_product_id",
+    "relationships_stg_platform__event_attendees_",
+    "relationships_stg_platform__fiscal_documents_sale_id",
+    "relationships_stg_platform__subscriptions_first_invoice_id",
+    "accepted_values_",
+    "assert_refunded_sales_have_a_refund",
+    "assert_sale_net_not_above_gross",
+    "assert_sale_gross_decomposes",
+    "assert_sale_gains_match_their_lists",
+    "fct_sales_credited_after_paid",
+    "fct_subscriptions_interruption_matches_status",
+    "assert_paid_sales_have_paid_at",
+    "assert_sale_amounts_in_sale_currency",
+    "assert_attendee_ticket_belongs_to_event",
+    "expression_is_true_fct_sales_refunded_amount_total_amount",
+)
+
+
+def _level(test_name: str) -> str:
+    return "warn" if test_name.startswith(WARN_LEVEL) else "fail"
+
+
 # Parts of the raw dataset a pipeline may not have loaded: no table for a list that was always empty
 # or a resource not configured, no columns for an object that was always null.
 MISSING_TABLES = [
@@ -482,7 +518,7 @@ def test_models_build_without_missing_raw_tables_and_columns(
 ) -> None:
     run, _ = broken
     assert run.success, run.output[-5000:]
-    assert len(run.nodes) == 49 and all(node.ok for node in run.nodes)
+    assert len(run.nodes) == 54 and all(node.ok for node in run.nodes)
 
 
 @pytest.mark.parametrize(("breakage", "expected"), [pytest.param(b, e, id=b) for b, _, e in BREAKAGES])
@@ -491,10 +527,11 @@ def test_broken_input_fails_its_check(
 ) -> None:
     _, test = broken
     assert not test.success
-    failed = {node.unique_id.split(".")[2] for node in test.nodes if node.status in ("fail", "warn")}
+    failed = {n.unique_id.split(".")[2]: n.status for n in test.nodes if n.status in ("fail", "warn")}
     for name in expected:
         matches = [f for f in failed if f.startswith(name)]
         assert matches, f"{breakage}: no failing test named {name}*; failed: {sorted(failed)}"
+        assert {failed[f] for f in matches} == {_level(name)}, (breakage, {f: failed[f] for f in matches})
 
 
 def test_broken_input_fails_nothing_unexpected(broken: tuple[ModelsResult, ModelsResult]) -> None:
@@ -504,7 +541,7 @@ def test_broken_input_fails_nothing_unexpected(broken: tuple[ModelsResult, Model
     failed = {node.unique_id.split(".")[2] for node in test.nodes if node.status in ("fail", "warn")}
     unexpected = [f for f in failed if not any(f.startswith(name) for name in expected)]
     warned = {node.unique_id.split(".")[2] for node in test.nodes if node.status == "warn"}
-    assert all(name.startswith("relationships_") for name in warned), warned
+    assert {name for name in failed if _level(name) == "warn"} == warned
     assert unexpected == []
 
 

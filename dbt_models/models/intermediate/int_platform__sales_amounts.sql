@@ -10,13 +10,17 @@ flagged as (
 
     select
         *,
-        (
+        -- coalesce: a status the API left null (or one it does not list) is neither paid nor
+        -- refunded by itself; the payment time and the refund still count
+        coalesce(
             paid_at is not null
-            or sale_status in ('paid', 'waitingRefund', 'refunded')
+            or sale_status in ('paid', 'waitingRefund', 'refunded'),
+            false
         ) as was_paid,
-        (
+        coalesce(
             sale_status = 'refunded'
-            or (refund_type is not null and refunded_at is not null)
+            or (refund_type is not null and refunded_at is not null),
+            false
         ) as is_refunded
     from sales
 

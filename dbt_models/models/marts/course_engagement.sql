@@ -1,5 +1,6 @@
 {#- Course x lesson: how lesson comments are moderated and handled. The course is known only when the
-    source read comments per course (null otherwise). -#}
+    source read comments per course (null otherwise). A comment status the spec does not list (or
+    none) is counted in count_unlisted_status. -#}
 {%- set statuses = var('platform_enums')['lesson_comment_status'] %}
 
 with comments as (
@@ -17,6 +18,7 @@ aggregated as (
         {% for status in statuses -%}
             sum(case when comment_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
         {% endfor -%}
+        sum(case when {{ unlisted('comment_status', statuses) }} then 1 else 0 end) as count_unlisted_status,
         sum(case when is_answered then 1 else 0 end) as count_answered,
         sum(case when is_read then 1 else 0 end) as count_read,
         sum(case when is_favorite then 1 else 0 end) as count_favorite,
@@ -38,6 +40,7 @@ final as (
         {% for status in statuses -%}
             count_{{ snake_case(status) }},
         {% endfor -%}
+        count_unlisted_status,
         count_answered,
         count_read,
         count_favorite,

@@ -1,5 +1,7 @@
 {#- Day x currency. Each measure is counted on the day its event happened: sales on their creation
-    day, payments on their payment day, refunds on their refund day. -#}
+    day, payments on their payment day, refunds on their refund day. A payment method the spec does
+    not list has no column of its own: the `unlisted_method` columns hold it (sales_by_payment_method
+    names it). Days and currencies are joined null-safe: a sale without them still counts, once. -#}
 {%- set methods = var('platform_enums')['sale_payment_method'] %}
 
 with sales as (
@@ -28,6 +30,10 @@ paid as (
             sum(case when payment_method = '{{ method }}' then 1 else 0 end) as count_paid_{{ snake_case(method) }},
             sum(case when payment_method = '{{ method }}' then gross_amount else 0 end) as gross_amount_{{ snake_case(method) }},
         {% endfor -%}
+        -- a method the spec does not list (or none): counted here, shown by name in sales_by_payment_method
+        sum(case when {{ unlisted('payment_method', methods) }} then 1 else 0 end) as count_paid_unlisted_method,
+        sum(case when {{ unlisted('payment_method', methods) }} then gross_amount else 0 end)
+            as gross_amount_unlisted_method,
         count(*) as count_paid_sales,
         sum(gross_amount) as gross_amount,
         sum(net_amount) as net_amount,
@@ -86,17 +92,19 @@ final as (
             coalesce(paid.count_paid_{{ snake_case(method) }}, 0) as count_paid_{{ snake_case(method) }},
             coalesce(paid.gross_amount_{{ snake_case(method) }}, 0) as gross_amount_{{ snake_case(method) }},
         {% endfor -%}
+        coalesce(paid.count_paid_unlisted_method, 0) as count_paid_unlisted_method,
+        coalesce(paid.gross_amount_unlisted_method, 0) as gross_amount_unlisted_method,
         coalesce(refunded.refunded_amount, 0) as refunded_amount
     from days
     left join created
-        on days.sales_date = created.sales_date
-        and days.currency = created.currency
+        on days.sales_date is not distinct from created.sales_date
+        and days.currency is not distinct from created.currency
     left join paid
-        on days.sales_date = paid.sales_date
-        and days.currency = paid.currency
+        on days.sales_date is not distinct from paid.sales_date
+        and days.currency is not distinct from paid.currency
     left join refunded
-        on days.sales_date = refunded.sales_date
-        and days.currency = refunded.currency
+        on days.sales_date is not distinct from refunded.sales_date
+        and days.currency is not distinct from refunded.currency
 
 )
 

@@ -1,4 +1,5 @@
-{#- Event x ticket: the ticket's lots and stock, its attendees by status, check-ins and invoice revenue. -#}
+{#- Event x ticket: the ticket's lots and stock, its attendees by status, check-ins and invoice revenue.
+    An attendee status the spec does not list (or none) is counted in count_unlisted_status. -#}
 {%- set statuses = var('platform_enums')['attendee_status'] %}
 
 with events as (
@@ -35,6 +36,7 @@ attendees as (
         {% for status in statuses -%}
             sum(case when attendee_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
         {% endfor -%}
+        sum(case when {{ unlisted('attendee_status', statuses) }} then 1 else 0 end) as count_unlisted_status,
         sum(case when checked_in_at is not null then 1 else 0 end) as count_checked_in,
         sum(case when is_manually_created then 1 else 0 end) as count_manually_created,
         sum(case when attendee_status != 'refunded' then coalesce(invoice_amount, 0) else 0 end)
@@ -75,6 +77,7 @@ final as (
         {% for status in statuses -%}
             coalesce(attendees.count_{{ snake_case(status) }}, 0) as count_{{ snake_case(status) }},
         {% endfor -%}
+        coalesce(attendees.count_unlisted_status, 0) as count_unlisted_status,
         coalesce(attendees.count_manually_created, 0) as count_manually_created,
         coalesce(attendees.count_checked_in, 0) as count_checked_in,
         {{ safe_divide('attendees.count_checked_in', 'attendees.count_attendees') }} as checkin_rate,

@@ -1,0 +1,40 @@
+-- Per day and currency, the paid sales by payment method add up to daily_sales_overview's paid
+-- sales and gross: no method, listed or not, is lost or counted twice.
+with by_method as (
+
+    select
+        sales_date,
+        currency,
+        sum(count_paid_sales) as count_paid_sales,
+        sum(gross_amount) as gross_amount
+    from {{ ref('sales_by_payment_method') }}
+    group by sales_date, currency
+
+),
+
+overview as (
+
+    select
+        sales_date,
+        currency,
+        count_paid_sales,
+        gross_amount
+    from {{ ref('daily_sales_overview') }}
+    where count_paid_sales > 0
+
+)
+
+select
+    coalesce(overview.sales_date, by_method.sales_date) as sales_date,
+    coalesce(overview.currency, by_method.currency) as currency,
+    overview.count_paid_sales as overview_count_paid_sales,
+    by_method.count_paid_sales,
+    overview.gross_amount as overview_gross_amount,
+    by_method.gross_amount
+from overview
+full outer join by_method
+    on overview.sales_date is not distinct from by_method.sales_date
+    and overview.currency is not distinct from by_method.currency
+where
+    overview.count_paid_sales is distinct from by_method.count_paid_sales
+    or overview.gross_amount is distinct from by_method.gross_amount
