@@ -51,8 +51,8 @@ def change(current: Any, previous: Any) -> str:
     """`+12.3% vs previous period`, or why there is no comparison."""
     if previous is None or Decimal(previous or 0) == 0:
         return "no figure in the previous period"
-    delta = (Decimal(current or 0) - Decimal(previous)) / abs(Decimal(previous))
-    return f"{delta * 100:+.1f}% vs previous period"
+    delta = round((Decimal(current or 0) - Decimal(previous)) / abs(Decimal(previous)) * 100, 1)
+    return f"{delta + 0:+.1f}% vs previous period"  # + 0: no "-0.0%"
 
 
 def kpi(kpi_id: str, label: str, value: str, note: str = "") -> html.Div:

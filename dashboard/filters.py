@@ -55,9 +55,10 @@ class Filters:
 
 
 def default_filters(latest_day: date | None) -> Filters:
-    """The year up to the latest day with sales (or up to today when there are none)."""
-    end = latest_day or datetime.now(tz=UTC).date()
-    return Filters(start=end - timedelta(days=DEFAULT_DAYS - 1), end=end)
+    """The year up to the latest day with sales, and on to today (snapshots and events are dated now)."""
+    today = datetime.now(tz=UTC).date()
+    last = latest_day or today
+    return Filters(start=last - timedelta(days=DEFAULT_DAYS - 1), end=max(last, today))
 
 
 def from_inputs(

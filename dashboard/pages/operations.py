@@ -175,7 +175,7 @@ def learning(session: Session, filters: Filters) -> list[Any]:
         engagement.add_bar(
             x=[r[0] for r in points], y=[r[2] for r in points], name=f"community {community_id}"
         )
-    engagement.update_layout(barmode="group", yaxis_title="comments on the top posts")
+    engagement.update_layout(barmode="group", xaxis_type="category", yaxis_title="comments on the top posts")
     top_posts = session.rows(
         f"""
         select community_id, snapshot_on, most_commented_post_title, most_commented_post_comments,

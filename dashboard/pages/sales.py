@@ -147,17 +147,10 @@ def _revenue_figure(session: Session, filters: Filters, grain: str) -> go.Figure
     figure = go.Figure()
     for currency, points in series_by(rows).items():
         periods = [row[0] for row in points]
-        if grain == "day":
-            figure.add_scatter(
-                x=periods, y=[number(r[2]) for r in points], name=f"gross {currency}", mode="lines"
-            )
-            figure.add_scatter(
-                x=periods, y=[number(r[3]) for r in points], name=f"net {currency}", mode="lines"
-            )
-        else:
-            figure.add_bar(x=periods, y=[number(r[2]) for r in points], name=f"gross {currency}")
-            figure.add_bar(x=periods, y=[number(r[3]) for r in points], name=f"net {currency}")
-    figure.update_layout(barmode="group", yaxis_title="amount")
+        figure.add_bar(x=periods, y=[number(r[2]) for r in points], name=f"gross {currency}")
+        figure.add_bar(x=periods, y=[number(r[3]) for r in points], name=f"net {currency}")
+    # Days are many and thin: gross and net drawn over each other; months side by side.
+    figure.update_layout(barmode="overlay" if grain == "day" else "group", yaxis_title="amount")
     return figure
 
 
