@@ -103,4 +103,8 @@ def _run_models_and_headlines(pipeline: Any) -> int:
         print(f"\n{title}")
         for row in rows:
             print("  " + "  ".join(str(value) for value in row))
+    print(
+        "\nSee it in the browser: .venv/bin/platform-sync dashboard, then open http://127.0.0.1:8050/ "
+        "(Ctrl-C stops it)"
+    )
     return 0
