@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from sources.platform.errors import MalformedResponseError
 from sources.platform.models import parse_page_strictly
-from sources.platform.models.columnar import columnar_layout, page_table
+from sources.platform.models.columnar import page_table
 from sources.platform.paging import Page, parse_envelope
 from sources.platform.streams import STREAMS
 
@@ -74,7 +74,7 @@ def decode_page(job: PageJob) -> Page | None:
     be decoded the ordinary way (see the module's docstring). Run by the helpers; a function of the job
     alone, so that it can be tested here."""
     stream = STREAMS[job.stream]
-    layout = columnar_layout(stream.model, stream.extra_columns)
+    layout = stream.columnar_layout()
     if layout is None:
         return None
     try:

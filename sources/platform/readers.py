@@ -26,7 +26,7 @@ from sources.platform.cursor import Cursor
 from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
 from sources.platform.interleave import interleaved
 from sources.platform.models import RecordValidationError
-from sources.platform.models.columnar import columnar_layout, packed_pages
+from sources.platform.models.columnar import packed_pages
 from sources.platform.offload import PageDecoder, PageJob
 from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.paging import Page
@@ -68,7 +68,7 @@ class SourceContext:
         decoder = self.decoder
         if decoder is None or not self.settings.arrow_pages:
             return None
-        if columnar_layout(stream.model, stream.extra_columns) is None:
+        if stream.columnar_layout() is None:
             return None
         load_id = _current_load_id()
 
@@ -88,7 +88,7 @@ class SourceContext:
     def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
         row by row) and `arrow_pages` is on, else as they are; see `models/columnar.py`."""
-        layout = columnar_layout(stream.model, stream.extra_columns) if self.settings.arrow_pages else None
+        layout = stream.columnar_layout() if self.settings.arrow_pages else None
         return packed_pages(layout, pages, _current_load_id())
 
     def finished(self, resource: str) -> None:

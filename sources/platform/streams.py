@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from sources.platform import models
-from sources.platform.models.columnar import column_name
+from sources.platform.models.columnar import Layout, column_name, columnar_layout
 from sources.platform.models.hints import unwrap_optional
 
 WriteDisposition = Literal["merge", "replace", "append"]
@@ -33,6 +33,10 @@ class Stream:
     # Of two rows of one record in one load (a list that moved while it was read, a record changed
     # between two windows), the one with the highest value here is loaded; see `dedup_sort_column`.
     newest_by: str | None = None
+
+    def columnar_layout(self) -> Layout | None:
+        """How a page of this stream's rows becomes an Arrow table, if it can (`models/columnar.py`)."""
+        return columnar_layout(self.model, self.extra_columns, self.primary_key)
 
     def dedup_sort_column(self) -> str:
         """The column of dlt's `dedup_sort` hint of a merged table: `newest_by`, else the first key column.

@@ -90,22 +90,27 @@ class Layout:
 
 
 def columnar_layout(
-    model: type[BaseModel], extra_columns: Mapping[str, Mapping[str, Any]] | None = None
+    model: type[BaseModel],
+    extra_columns: Mapping[str, Mapping[str, Any]] | None = None,
+    keys: tuple[str, ...] = (),
 ) -> Layout | None:
     """The layout of the model's rows plus the stream's extra columns, or None if the model has a list
-    or a free map (see the module's docstring)."""
+    or a free map (see the module's docstring). The `keys` columns are not nullable, as the source
+    declares them."""
     extras = tuple(
         (name, str(hint.get("data_type", "text")), bool(hint.get("nullable", True)))
         for name, hint in (extra_columns or {}).items()
     )
     try:
-        return _layout(model, extras)
+        return _layout(model, extras, keys)
     except NotColumnar:
         return None
 
 
 @cache
-def _layout(model: type[BaseModel], extras: tuple[tuple[str, str, bool], ...]) -> Layout:
+def _layout(
+    model: type[BaseModel], extras: tuple[tuple[str, str, bool], ...], keys: tuple[str, ...]
+) -> Layout:
     fields, shape = _struct(model)
     unknown = [name for name, data_type, _ in extras if data_type not in _BY_DLT_TYPE]
     if unknown:
@@ -118,7 +123,8 @@ def _layout(model: type[BaseModel], extras: tuple[tuple[str, str, bool], ...]) -
         raise NotColumnar(f"{model.__name__}: two fields with one column name")
     # dlt warns on every page whose Arrow schema says otherwise than the column hints
     table_fields = [
-        pa.field(name, arrow_type, bool(hints[name].get("nullable", True))) for _, name, arrow_type in flat
+        pa.field(name, arrow_type, bool(hints[name].get("nullable", True)) and name not in keys)
+        for _, name, arrow_type in flat
     ]
     return Layout(
         schema=pa.schema([*fields, *extra_fields]),
