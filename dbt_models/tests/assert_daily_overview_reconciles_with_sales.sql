@@ -40,14 +40,15 @@ select
     sales.gross_amount
 from overview
 full outer join sales
-    on overview.currency = sales.currency
+    -- null-safe: sales whose currency the API left null are a group of their own on both sides
+    on overview.currency is not distinct from sales.currency
 where
-    overview.currency is null
-    or sales.currency is null
+    overview.count_sales is null
+    or sales.count_sales is null
     or overview.count_sales != sales.count_sales
     or overview.count_paid_sales != sales.count_paid_sales
     or overview.count_refunded_sales != sales.count_refunded_sales
-    or overview.gross_amount != sales.gross_amount
-    or overview.net_amount != sales.net_amount
-    or overview.fees_amount != sales.fees_amount
-    or overview.refunded_amount != sales.refunded_amount
+    or overview.gross_amount is distinct from coalesce(sales.gross_amount, 0)
+    or overview.net_amount is distinct from coalesce(sales.net_amount, 0)
+    or overview.fees_amount is distinct from coalesce(sales.fees_amount, 0)
+    or overview.refunded_amount is distinct from coalesce(sales.refunded_amount, 0)

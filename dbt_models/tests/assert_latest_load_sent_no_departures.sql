@@ -2,7 +2,7 @@
 -- or quarantined records: one row per resource_name, field path and kind, and one per quarantined record.
 with latest_load as (
 
-    select max(cast(load_id as {{ dbt.type_float() }})) as load_number
+    select max(cast(load_id as double precision)) as load_number
     from {{ source('platform', '_dlt_loads') }}
     where status = 0
 
@@ -17,7 +17,7 @@ departures as (
         departures.count_records
     from {{ ref('stg_platform__departures') }} as departures
     inner join latest_load
-        on cast(departures.load_id as {{ dbt.type_float() }}) = latest_load.load_number
+        on cast(departures.load_id as double precision) = latest_load.load_number
 
 ),
 
@@ -30,7 +30,7 @@ quarantined as (
         1 as count_records
     from {{ ref('stg_platform__quarantine') }} as quarantine
     inner join latest_load
-        on cast(quarantine.load_id as {{ dbt.type_float() }}) = latest_load.load_number
+        on cast(quarantine.load_id as double precision) = latest_load.load_number
 
 )
 

@@ -5,6 +5,7 @@ with by_method as (
     select
         sales_date,
         currency,
+        {{ surrogate_key(['sales_date', 'currency']) }} as day_currency_key,
         sum(count_paid_sales) as count_paid_sales,
         sum(gross_amount) as gross_amount
     from {{ ref('sales_by_payment_method') }}
@@ -17,6 +18,7 @@ overview as (
     select
         sales_date,
         currency,
+        {{ surrogate_key(['sales_date', 'currency']) }} as day_currency_key,
         count_paid_sales,
         gross_amount
     from {{ ref('daily_sales_overview') }}
@@ -32,9 +34,9 @@ select
     overview.gross_amount as overview_gross_amount,
     by_method.gross_amount
 from overview
+-- null-safe through the key (nulls hash as '_null_'): PostgreSQL cannot full-join on `is not distinct from`
 full outer join by_method
-    on overview.sales_date is not distinct from by_method.sales_date
-    and overview.currency is not distinct from by_method.currency
+    on overview.day_currency_key = by_method.day_currency_key
 where
     overview.count_paid_sales is distinct from by_method.count_paid_sales
     or overview.gross_amount is distinct from by_method.gross_amount

@@ -136,6 +136,11 @@ def _sale(sale_id: str, **overrides: Any) -> dict[str, Any]:
     return sale
 
 
+def sale(sale_id: str, **overrides: Any) -> dict[str, Any]:
+    """A paid credit-card sale of product P1 whose amounts add up (the fixture's own, for other fixtures)."""
+    return _sale(sale_id, **overrides)
+
+
 def _subscription(sub_id: str, **overrides: Any) -> dict[str, Any]:
     sub: dict[str, Any] = {
         "id": sub_id,

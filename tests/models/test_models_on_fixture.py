@@ -70,7 +70,7 @@ def test_clean_fixture_builds_and_every_check_passes(clean: Built) -> None:
     assert clean.result.success, clean.result.output[-5000:]
     assert clean.result.failed == []
     kinds = {node.unique_id.split(".")[0] for node in clean.result.nodes}
-    assert kinds == {"model", "test", "unit_test"}
+    assert kinds == {"model", "test", "unit_test", "exposure"}  # exposures: the dashboard (issue 16)
     models = [n for n in clean.result.nodes if n.unique_id.startswith("model.")]
     assert len(models) == 34 + 4 + 16  # staging, intermediate, marts
     tests = [n.unique_id.split(".")[2] for n in clean.result.nodes if n.unique_id.startswith("test.")]

@@ -11,7 +11,7 @@ with departures as (
 latest_load as (
 
     -- the newest completed load of the warehouse, with or without departures
-    select max(cast(load_id as {{ dbt.type_float() }})) as load_number
+    select max(cast(load_id as double precision)) as load_number
     from {{ source('platform', '_dlt_loads') }}
     where status = 0
 
@@ -25,7 +25,7 @@ seen as (
         departure_kind,
         min(loaded_at) as first_seen_at,
         max(loaded_at) as last_seen_at,
-        max(cast(load_id as {{ dbt.type_float() }})) as last_load_number,
+        max(cast(load_id as double precision)) as last_load_number,
         count(distinct load_id) as count_loads
     from departures
     group by resource_name, field_path, departure_kind
@@ -46,7 +46,7 @@ last_load as (
         on departures.resource_name = seen.resource_name
         and departures.field_path = seen.field_path
         and departures.departure_kind = seen.departure_kind
-        and cast(departures.load_id as {{ dbt.type_float() }}) = seen.last_load_number
+        and cast(departures.load_id as double precision) = seen.last_load_number
 
 ),
 

@@ -31,8 +31,9 @@ final as (
 
     select
         *,
-        -- dlt's load id is the load's start as a unix timestamp (text)
-        to_timestamp(cast(load_id as {{ dbt.type_float() }})) as loaded_at
+        -- dlt's load id is the load's start as a unix timestamp (text); double precision keeps its
+        -- microseconds (a 4-byte float would move it by a minute)
+        to_timestamp(cast(load_id as double precision)) as loaded_at
     from renamed
 
 )

@@ -29,7 +29,7 @@ final as (
 
     select
         *,
-        to_timestamp(cast(load_id as {{ dbt.type_float() }})) as loaded_at
+        to_timestamp(cast(load_id as double precision)) as loaded_at
     from renamed
 
 )
