@@ -90,3 +90,45 @@ def test_models_build_on_the_synced_sandbox(tmp_path: Path, seed: int, scale: in
         "Top products by net revenue",
     ]
     assert all(len(rows) > 1 for _, rows in figures)
+
+
+def test_models_build_on_a_drifting_sandbox(tmp_path: Path) -> None:
+    """3% of the sandbox's records depart from the spec (issue 14): `dbt build` completes, every check
+    that does not pass is a warning, the departures warning among them, and api_departures lists every
+    resource, field path and kind the pipeline recorded."""
+    pipeline = dlt.pipeline(
+        pipeline_name="platform_sync",
+        destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
+        dataset_name="platform_raw",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    with running_sandbox(seed=3, scale=600, time_scale=TIME_SCALE, drift=0.03) as sandbox:
+        synced = sync(pipeline, source_options=source_options(sandbox, sandbox.token()))
+    assert not synced.report.failed
+
+    result = run_models(pipeline, "build", target_path=tmp_path / "target", echo=False)
+    assert result.success, result.output[-5000:]
+    assert result.failed == []
+    tests = [n for n in result.nodes if n.unique_id.startswith("test.")]
+    assert {n.status for n in tests} == {"pass", "warn"}
+    warned = {n.unique_id.split(".")[2] for n in tests if n.status == "warn"}
+    assert "assert_latest_load_sent_no_departures" in warned
+
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
+        recorded = con.execute(
+            "select distinct resource, field_path, kind from platform_raw._platform_departures order by all"
+        ).fetchall()
+        shown = con.execute(
+            "select resource_name, field_path, departure_kind from marts.api_departures "
+            "where is_in_latest_load order by all"
+        ).fetchall()
+        assert recorded and shown == recorded
+        # every sale reaches fct_sales and every paid one the revenue by payment method, whatever its method
+        assert (
+            con.execute("select count(*) from platform_raw.sales").fetchone()
+            == con.execute("select count(*) from marts.fct_sales").fetchone()
+        )
+        assert (
+            con.execute("select count(*) from marts.fct_sales where was_paid").fetchone()
+            == con.execute("select sum(count_paid_sales) from marts.sales_by_payment_method").fetchone()
+        )
