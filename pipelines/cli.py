@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from dlt.common.configuration.exceptions import ConfigFieldMissingException
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.lock import LockHeld, run_lock
+from pipelines.output import configure_logging, print_json, say
 from pipelines.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
@@ -27,6 +27,7 @@ from pipelines.platform_pipeline import (
     sync,
 )
 from pipelines.preflight import check_destination_config, check_destination_name
+from pipelines.progress import progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
 from sources.platform.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
@@ -43,23 +44,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return sandbox_main(args[1:])
     parser = _parser()
     options = parser.parse_args(args)
-    logging.basicConfig(
-        level=logging.DEBUG if options.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(options.verbose, options.log_format)
     try:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
-        print(f"configuration error: {_config_message(exc)}", file=sys.stderr)
+        say(f"configuration error: {_config_message(exc)}", event="exit")
         return EXIT_CONFIG
     except LockHeld as exc:
-        print(f"not started: {exc}", file=sys.stderr)
+        say(f"not started: {exc}", event="exit")
         return EXIT_CONFIG
     except PipelineStepFailed as exc:
-        print(f"sync failed in the {exc.step} step: {exc.exception}", file=sys.stderr)
+        say(f"sync failed in the {exc.step} step: {exc.exception}", event="exit")
         return EXIT_FAILED
     except PlatformError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", event="exit")
         return EXIT_FAILED
 
 
@@ -80,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="debug logging (tokens are never logged)"
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="json: one JSON object per line on stderr (logs, progress) and the summary as JSON on stdout",
     )
     parser.add_argument(
         "--version", action="version", version=f"%(prog)s {importlib.metadata.version('platform-sync')}"
@@ -103,7 +107,13 @@ def _parser() -> argparse.ArgumentParser:
         "--destination", default=DEFAULT_DESTINATION, help="any dlt destination (default duckdb)"
     )
     sync_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
-    sync_cmd.add_argument("--no-progress", action="store_true", help="no progress lines while running")
+    sync_cmd.add_argument("--no-progress", action="store_true", help="no progress display while running")
+    sync_cmd.add_argument(
+        "--progress-interval",
+        type=float,
+        default=60.0,
+        help="seconds between progress lines without a terminal or with --log-format json (default 60)",
+    )
     sync_cmd.set_defaults(run=_run_sync)
 
     auth_cmd = commands.add_parser(
@@ -154,34 +164,56 @@ def _run_sync(options: argparse.Namespace) -> int:
     if resources:
         check_resource_names(resources)
     check_destination_name(options.destination)
-    pipeline = make_pipeline(options.destination, options.dataset, progress=not options.no_progress)
+    progress = (
+        None if options.no_progress else progress_for(options.log_format, interval=options.progress_interval)
+    )
+    pipeline = make_pipeline(options.destination, options.dataset, progress=progress or False)
     check_destination_config(pipeline)
     started_at = run_started_at()
     with run_lock(pipeline, "write", command="platform-sync sync"):
-        result = sync(pipeline, resources, options.full_refresh, source_options)
-        record_run(pipeline, outcome_rows(result, resources, started_at))
-    print_summary(result)
-    return sync_exit_status(result, resources)
+        try:
+            result = sync(pipeline, resources, options.full_refresh, source_options)
+        finally:
+            if progress:
+                progress.close()
+        outcomes = outcome_rows(result, resources, started_at)
+        record_run(pipeline, outcomes)
+    status, failure = sync_exit_status(result, resources)
+    if options.log_format == "json":
+        print_json(
+            {
+                "event": "summary",
+                "exit_status": status,
+                "failure": failure,
+                "rows": result.rows,
+                "requests": result.requests,
+                "seconds": result.seconds,
+                "resources": outcomes,
+            }
+        )
+    else:
+        print_summary(result)
+    if failure:
+        say(f"FAILED: {failure}", event="exit")
+    return status
 
 
-def sync_exit_status(result: SyncResult, resources: Sequence[str] | None) -> int:
-    """1 when the token was rejected or nothing that was due got loaded, 3 when some of it did, else 0.
+def sync_exit_status(result: SyncResult, resources: Sequence[str] | None) -> tuple[int, str | None]:
+    """1 when the token was rejected or nothing that was due got loaded, 3 when some of it did, else 0;
+    with what to tell the user when the run failed.
 
     A rejected token fails every resource that had not finished: a scheduler must see a failure, not a
     warning, and the user must authorize again."""
     report = result.report
     if any(REAUTHORIZE_HINT in reason for reason in report.failed.values()):
-        print(
-            "FAILED: the access token was rejected (expired or revoked): authorize again with "
-            "`platform-sync auth --code CODE`, or set SOURCES__PLATFORM__ACCESS_TOKEN.",
-            file=sys.stderr,
+        return EXIT_FAILED, (
+            "the access token was rejected (expired or revoked): authorize again with "
+            "`platform-sync auth --code CODE`, or set SOURCES__PLATFORM__ACCESS_TOKEN."
         )
-        return EXIT_FAILED
     due = [name for name in (resources or STREAMS) if name not in report.not_due]
     if due and all(name in report.failed or name in report.skipped for name in due):
-        print("FAILED: no resource was loaded (see above).", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_PARTIAL if result.is_partial else EXIT_OK
+        return EXIT_FAILED, "no resource was loaded (see above)."
+    return (EXIT_PARTIAL if result.is_partial else EXIT_OK), None
 
 
 def _run_auth(options: argparse.Namespace) -> int:

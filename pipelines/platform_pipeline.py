@@ -11,6 +11,7 @@ from typing import Any
 
 import dlt
 from dlt.common.pipeline import LoadInfo
+from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
 from pipelines.memory import (
@@ -20,6 +21,7 @@ from pipelines.memory import (
     use_system_arrow_pool,
 )
 from pipelines.parallelism import parallel_normalize
+from pipelines.progress import SyncProgress
 from sources.platform import RunReport, platform_source
 from sources.platform.errors import ConfigurationError
 from sources.platform.streams import STREAMS
@@ -53,7 +55,7 @@ def make_pipeline(
     destination: str = DEFAULT_DESTINATION,
     dataset_name: str = DATASET_NAME,
     pipelines_dir: str | Path | None = None,
-    progress: bool = False,
+    progress: bool | Collector = False,
 ) -> dlt.Pipeline:
     """The pipeline, with its working folder (state, schemas, pending packages) in `.dlt/pipelines` of the
     folder it runs from, next to the data: dlt's default is one folder per user, shared by every checkout,
@@ -61,8 +63,14 @@ def make_pipeline(
 
     With DuckDB and no credentials configured, dlt names the file after the pipeline:
     `platform_sync.duckdb` in the folder the pipeline was first run from.
+
+    `progress`: a collector (the command line's `SyncProgress`), or True for dlt's own log lines.
     """
-    display = dlt.progress.log(log_period=5, logger=sys.stderr) if progress else None
+    display: Collector | None
+    if isinstance(progress, Collector):
+        display = progress
+    else:
+        display = dlt.progress.log(log_period=5, logger=sys.stderr) if progress else None
     options: dict[str, Any] = {
         "pipelines_dir": str(pipelines_dir or Path.cwd() / ".dlt" / "pipelines"),
         "progress": ReleaseMemoryBetweenSteps(display),
@@ -109,6 +117,9 @@ def sync(
     """Extract, normalize and load the selected resources (all by default) and say what happened."""
     selected = check_resource_names(resources) if resources else None
     report = RunReport()
+    display = getattr(pipeline.collector, "progress", None)
+    if isinstance(display, SyncProgress):
+        display.count_requests_with(lambda: report.requests)
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)

@@ -1,0 +1,192 @@
+"""Progress of a sync, per resource: rows extracted, requests made, and for the rate-bound sale details
+requests done of the most the run makes (`sales_max_requests`: the backlog of sale ids is only known
+inside the source) and when that budget would be spent at the rate observed, while the extract runs.
+
+Three forms, one collector (a dlt `Collector`, so dlt reports rows to it while it extracts):
+- `live`: on a terminal, a block of lines redrawn every second;
+- `plain`: without a terminal (cron, CI), one line per active resource every `interval` seconds;
+- `json`: one JSON object per line and per resource every `interval` seconds, for log collectors.
+
+Only names and counts are printed: no URL, no parameter, no token.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TextIO
+
+import dlt
+from dlt.common.runtime.collector import Collector
+
+from sources.platform.settings import DEFAULT_SALES_MAX_REQUESTS
+from sources.platform.streams import STREAMS
+
+Style = Literal["live", "plain", "json"]
+RESOURCE_OF_OPERATION = {stream.operation: name for name, stream in STREAMS.items()}
+RATE_BOUND = "sales"  # sale details: 30 a minute, one request per sale
+LIVE_REFRESH_SECONDS = 1.0
+
+
+@dataclass
+class ResourceLine:
+    """What is known of one resource so far."""
+
+    resource: str
+    rows: int
+    requests: int
+    done_of: tuple[int, int] | None = None  # requests made of the most this run makes
+    eta_seconds: float | None = None
+
+    def text(self) -> str:
+        parts = [f"{self.resource:22} {self.rows:>10,} rows {self.requests:>8,} requests"]
+        if self.done_of:
+            done, total = self.done_of
+            parts.append(f"  {done:,} of at most {total:,} sale details this run (sales_max_requests)")
+            if self.eta_seconds is not None:
+                parts.append(f", all of them in {_duration(self.eta_seconds)} at the current rate")
+        return "".join(parts)
+
+
+class SyncProgress(Collector):
+    """dlt's extract reports rows per table here; a thread prints the resources' lines on a schedule."""
+
+    def __init__(self, style: Style, out: TextIO = sys.stderr, interval: float = 60.0) -> None:
+        self.style = style
+        self.out = out
+        self.interval = LIVE_REFRESH_SECONDS if style == "live" else interval
+        self.step = ""
+        self._rows: dict[str, int] = {}
+        self._requests: Callable[[], dict[str, int]] = dict
+        self._lock = threading.Lock()
+        self._stop_event = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._drawn = 0  # lines of the live block on screen
+        self._started = time.monotonic()
+        self._sales_budget = _sales_budget()
+
+    def count_requests_with(self, requests: Callable[[], dict[str, int]]) -> None:
+        """Where the requests per operation are read (the source's run report)."""
+        self._requests = requests
+
+    def update(
+        self,
+        name: str,
+        inc: int = 1,
+        total: int | None = None,
+        inc_total: int | None = None,
+        message: str | None = None,
+        label: str | None = None,
+    ) -> None:
+        if self._extracting() and name in STREAMS:
+            with self._lock:
+                self._rows[name] = self._rows.get(name, 0) + inc
+
+    def _extracting(self) -> bool:
+        return self.step == "extract"
+
+    def _start(self, step: str) -> None:
+        # dlt names steps "Extract platform", "Normalize platform in <load id>", ...: keep the verb
+        self.step = step.split(" ", 1)[0].lower()
+        if self._thread is None:
+            self._started = time.monotonic()
+            self._thread = threading.Thread(target=self._run, name="platform-sync-progress", daemon=True)
+            self._thread.start()
+
+    def _stop(self) -> None:
+        """A step ended; the display keeps running until `close`."""
+
+    def close(self) -> None:
+        """Stop the display after one last report."""
+        self._stop_event.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+            self.report()
+
+    def lines(self) -> list[ResourceLine]:
+        """One line per resource that has rows or requests so far, in the order of `STREAMS`."""
+        requests: dict[str, int] = {}
+        for operation, count in self._requests().items():
+            resource = RESOURCE_OF_OPERATION.get(operation)
+            if resource:
+                requests[resource] = requests.get(resource, 0) + count
+        with self._lock:
+            rows = dict(self._rows)
+        elapsed = max(time.monotonic() - self._started, 1e-6)
+        result = []
+        for name in STREAMS:
+            if name not in rows and name not in requests:
+                continue
+            line = ResourceLine(name, rows.get(name, 0), requests.get(name, 0))
+            if name == RATE_BOUND and self._extracting():
+                done, total = line.requests, max(self._sales_budget, line.requests)
+                line.done_of = (done, total)
+                if done:
+                    line.eta_seconds = (total - done) / (done / elapsed)
+            result.append(line)
+        return result
+
+    def report(self) -> None:
+        """Print the current lines in this collector's style."""
+        lines = self.lines()
+        if self.style == "live":
+            self._draw(lines)
+            return
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for line in lines:
+            if self.style == "json":
+                record = {
+                    "time": stamp,
+                    "level": "info",
+                    "event": "progress",
+                    "step": self.step,
+                    "resource": line.resource,
+                    "rows": line.rows,
+                    "requests": line.requests,
+                }
+                if line.done_of:
+                    record["done"], record["total"] = line.done_of
+                    record["eta_seconds"] = None if line.eta_seconds is None else round(line.eta_seconds)
+                print(json.dumps(record), file=self.out, flush=True)
+            else:
+                print(f"{stamp} progress {line.text().strip()}", file=self.out, flush=True)
+
+    def _draw(self, lines: list[ResourceLine]) -> None:
+        # Move up over the previous block and rewrite it; \x1b[K clears what a longer line left.
+        text = "".join(f"\x1b[K{line.text()}\n" for line in lines)
+        header = f"\x1b[K{self.step or 'starting'} {_duration(time.monotonic() - self._started)}\n"
+        up = f"\x1b[{self._drawn}F" if self._drawn else ""
+        self.out.write(up + header + text)
+        self.out.flush()
+        self._drawn = len(lines) + 1
+
+    def _run(self) -> None:
+        while not self._stop_event.wait(self.interval):
+            self.report()
+
+
+def progress_for(log_format: str, out: TextIO = sys.stderr, interval: float = 60.0) -> SyncProgress:
+    """The live display on a terminal, plain lines otherwise, JSON lines when asked for."""
+    if log_format == "json":
+        return SyncProgress("json", out, interval)
+    return SyncProgress("live" if out.isatty() else "plain", out, interval)
+
+
+def _sales_budget() -> int:
+    configured = dlt.config.get("sources.platform.sales_max_requests", expected_type=str)
+    try:
+        return int(configured) if configured is not None else DEFAULT_SALES_MAX_REQUESTS
+    except (TypeError, ValueError):  # the source refuses it with a configuration error
+        return DEFAULT_SALES_MAX_REQUESTS
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
