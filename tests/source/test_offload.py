@@ -16,7 +16,7 @@ from sources.platform.batches import observe_newest
 from sources.platform.cursor import Cursor
 from sources.platform.errors import ConfigurationError, PagingLoopError
 from sources.platform.models import parse_record
-from sources.platform.models.columnar import columnar_layout, page_table
+from sources.platform.models.columnar import page_table
 from sources.platform.offload import PageDecoder, PageJob, decode_page
 from sources.platform.paging import Page, PageWalk
 from sources.platform.settings import decode_workers_or_default
@@ -61,7 +61,7 @@ def _here(stream_name: str, items: list[dict[str, Any]], extra: dict[str, Any] |
     """The table this process packs from the same items."""
     stream = STREAMS[stream_name]
     rows = [{**parse_record(stream.model, dict(item)), **(extra or {})} for item in items]
-    layout = columnar_layout(stream.model, stream.extra_columns)
+    layout = stream.columnar_layout()
     assert layout is not None
     table = page_table(layout, rows, LOAD_ID)
     assert table is not None
@@ -124,7 +124,7 @@ def _eleven_decimals(items: list[dict[str, Any]]) -> None:
 @pytest.mark.parametrize(
     ("change", "why"),
     [
-        (_unknown_enum, "an enum value outside the spec: strict_enums decides, here"),
+        (_unknown_enum, "an enum value outside the spec: recorded as a departure, here"),
         (_unknown_field, "a field the models do not know: dlt adds its column from rows"),
         (_unknown_nested_field, "the same in a nested object"),
         (_missing_field, "an invalid record: the error is raised here"),
