@@ -225,11 +225,33 @@ def _run_auth(options: argparse.Namespace) -> int:
 
 
 def _run_models(options: argparse.Namespace) -> int:
-    from pipelines.models import run_models
+    """dbt build on the destination the sync loaded, then `dbt source freshness` on its raw tables.
 
+    A destination without raw tables is refused (exit 2) instead of building empty marts; stale tables
+    only warn. Exit 1 when the build or the freshness check could not run.
+    """
+    from pipelines.freshness import source_freshness
+    from pipelines.models import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
+
+    check_destination_name(options.destination)
     pipeline = make_pipeline(options.destination, options.dataset)
-    result = run_models(pipeline, select=options.select)
-    return EXIT_OK if result.success else EXIT_FAILED
+    check_destination_config(pipeline)
+    with run_lock(pipeline, "read", command="platform-sync models"):
+        try:
+            tables = require_raw_tables(pipeline)
+            result = run_models(pipeline, select=options.select)
+        except ModelsError as exc:
+            print(f"configuration error: {exc}", file=sys.stderr)
+            return EXIT_CONFIG
+        except WarehouseUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        freshness = source_freshness(pipeline, tables)
+    print("\n".join(freshness.summary()))
+    if not result.success:
+        failed = ", ".join(node.unique_id.split(".")[-1] for node in result.failed)
+        print(f"dbt build failed: {failed or 'see its output above'}", file=sys.stderr)
+    return EXIT_OK if result.success and freshness.ran else EXIT_FAILED
 
 
 def _run_demo(options: argparse.Namespace) -> int:

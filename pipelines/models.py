@@ -10,6 +10,10 @@ virtualenv and never shares a DuckDB handle with dlt. The profile comes from the
   environment variable, never through a file.
 
 Either way `PLATFORM_SYNC_RAW_SCHEMA` tells the sources where the raw tables are (the pipeline's dataset).
+
+`platform-sync models` first checks that the dataset holds raw tables (`require_raw_tables`): dbt would
+otherwise build empty marts on a destination the sync never wrote to and call it a success. After the
+build it runs `dbt source freshness` on the raw tables present (`pipelines/freshness.py`).
 """
 
 from __future__ import annotations
@@ -35,7 +39,11 @@ MARTS_SCHEMA = "marts"
 
 
 class ModelsError(Exception):
-    """The pipeline's destination is one the models cannot run on (yet)."""
+    """The pipeline's destination is one the models cannot run on: not supported, or no raw tables."""
+
+
+class WarehouseUnavailable(Exception):
+    """The destination could not be reached to look for the raw tables (server down, wrong address)."""
 
 
 @dataclass(frozen=True)
@@ -74,9 +82,60 @@ class ModelsResult:
         return [node for node in self.nodes if name_part in node.unique_id]
 
 
+def _destination_type(pipeline: dlt.Pipeline) -> str | None:
+    return pipeline.destination.destination_type.rsplit(".", 1)[-1] if pipeline.destination else None
+
+
+def describe_destination(pipeline: dlt.Pipeline) -> str:
+    """Where the pipeline's destination is, for messages: never a password."""
+    destination = _destination_type(pipeline)
+    credentials: Any = pipeline.destination_client().config.credentials
+    if destination == "duckdb":
+        return f"duckdb database {Path(credentials.database).resolve()}"
+    if destination == "postgres":
+        return f"postgres database {credentials.database} on {credentials.host}:{credentials.port or 5432}"
+    return f"{destination} destination"
+
+
+def raw_tables(pipeline: dlt.Pipeline) -> list[str]:
+    """The data tables (not dlt's own `_dlt_*`) in the pipeline's dataset, sorted; [] when there is none.
+
+    A DuckDB file that does not exist has none, and is not created by looking.
+    """
+    if _destination_type(pipeline) == "duckdb":
+        credentials: Any = pipeline.destination_client().config.credentials
+        database = credentials.database
+        if not database or database == ":memory:" or not Path(database).exists():
+            return []
+    try:
+        with pipeline.sql_client() as client:
+            rows = client.execute_sql(
+                "select table_name from information_schema.tables where table_schema = %s",
+                client.dataset_name,
+            )
+    except Exception as exc:  # every driver has its own errors; the first line says what happened
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        where = describe_destination(pipeline)
+        raise WarehouseUnavailable(f"cannot reach the {where}: {first_line}") from exc
+    return sorted(str(name) for (name,) in rows or [] if not str(name).startswith("_dlt"))
+
+
+def require_raw_tables(pipeline: dlt.Pipeline) -> list[str]:
+    """The raw tables, or a ModelsError naming the destination and dataset that have none."""
+    tables = raw_tables(pipeline)
+    if not tables:
+        where = describe_destination(pipeline)
+        raise ModelsError(
+            f"no raw tables in the dataset {pipeline.dataset_name!r} of the {where}: "
+            "run `platform-sync sync` into it first, or give `models` the --destination and --dataset "
+            "the sync used"
+        )
+    return tables
+
+
 def dbt_environment(pipeline: dlt.Pipeline, workdir: Path) -> tuple[Path, dict[str, str]]:
     """The profiles directory and the environment variables that point dbt at the pipeline's data."""
-    destination = pipeline.destination.destination_type.rsplit(".", 1)[-1] if pipeline.destination else None
+    destination = _destination_type(pipeline)
     env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name}
     credentials: Any = pipeline.destination_client().config.credentials
     if destination == "duckdb":
@@ -126,11 +185,12 @@ def run_models(
     """Run `dbt <command>` (build, run, test, docs generate, ...) on the pipeline's destination.
 
     `select` is a dbt node selection. Output is streamed to stdout when `echo` (and kept in the
-    result); per-node statuses come from dbt's run_results.json.
+    result); per-node statuses come from dbt's run_results.json, in `target_path` (by default
+    `DBT_TARGET_PATH`, dbt's own variable, or `dbt_models/target`).
     """
     with _workdir() as workdir:
         profiles_dir, env_vars = dbt_environment(pipeline, workdir)
-        target = Path(target_path) if target_path else DBT_PROJECT_DIR / "target"
+        target = dbt_target_path(target_path)
         args = [
             sys.executable,
             "-c",
@@ -160,6 +220,13 @@ def run_models(
                 sys.stdout.flush()
         returncode = process.wait()
         return ModelsResult(command, returncode, _node_results(target / "run_results.json"), "".join(lines))
+
+
+def dbt_target_path(target_path: str | Path | None = None) -> Path:
+    """Where dbt writes its artifacts: `target_path`, else `DBT_TARGET_PATH`, else dbt_models/target."""
+    if target_path:
+        return Path(target_path)
+    return Path(os.environ.get("DBT_TARGET_PATH") or DBT_PROJECT_DIR / "target")
 
 
 @contextmanager

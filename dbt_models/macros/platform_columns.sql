@@ -39,7 +39,7 @@
 {% macro platform_type(kind) -%}
     {%- if kind == 'string' -%} {{ dbt.type_string() }}
     {%- elif kind == 'int' -%} {{ dbt.type_bigint() }}
-    {%- elif kind == 'float' -%} {{ dbt.type_float() }}
+    {%- elif kind == 'float' -%} {{ type_double() }}
     {%- elif kind == 'money' or kind == 'decimal' -%} {{ type_money() }}
     {%- elif kind == 'bool' -%} {{ dbt.type_boolean() }}
     {%- elif kind == 'timestamp' -%} {{ type_timestamptz() }}

@@ -42,3 +42,13 @@
             then cast({{ expression }} as {{ type_timestamptz() }})
     end
 {%- endmacro %}
+
+{#- A 64-bit float on every engine. dbt.type_float() is `float`, which DuckDB reads as a 32-bit REAL
+    (2/7 = 0.2857142984...) and PostgreSQL as double precision: rates and coordinates would differ. -#}
+{% macro type_double() -%}
+    {{ return(adapter.dispatch('type_double', 'platform_sync')()) }}
+{%- endmacro %}
+
+{% macro default__type_double() -%}
+    double precision
+{%- endmacro %}
