@@ -46,6 +46,15 @@ def test_info_trace_and_drop_work_from_the_project_folder(tmp_path):
         assert "Found pipeline platform_sync in" in info.stdout
         assert "transfers" in info.stdout and "platform_raw" in info.stdout
 
+        by_data_dir = dlt_cli(
+            ["pipeline", "platform_sync", "info"], {**env, "DLT_DATA_DIR": ".dlt"}, tmp_path
+        )
+        assert "Found pipeline platform_sync in .dlt/pipelines" in by_data_dir.stdout, by_data_dir.stderr
+        # without either, dlt looks in its per-user folder (kept out of the way here) and finds nothing
+        elsewhere = {**env, "DLT_DATA_DIR": str(tmp_path / "nowhere")}
+        untold = dlt_cli(["pipeline", "platform_sync", "info"], elsewhere, tmp_path)
+        assert "No local pipeline state found" in untold.stdout + untold.stderr
+
         trace = dlt_cli([*PIPELINE, "trace"], env, tmp_path)
         assert trace.returncode == 0, trace.stdout + trace.stderr
         assert (
