@@ -39,9 +39,10 @@ select
     overview.gross_amount as overview_gross_amount,
     sales.gross_amount
 from overview
+-- null-safe: sales whose currency the API left null are a group of their own on both sides (an
+-- equality, not `is not distinct from`: PostgreSQL full-joins only on hashable conditions)
 full outer join sales
-    -- null-safe: sales whose currency the API left null are a group of their own on both sides
-    on overview.currency is not distinct from sales.currency
+    on coalesce(overview.currency, '_null_') = coalesce(sales.currency, '_null_')
 where
     overview.count_sales is null
     or sales.count_sales is null
