@@ -32,7 +32,7 @@ from typing import Any
 
 import pendulum
 
-from bench import harness, report
+from bench import harness, report, tolerance
 from bench.listings import ITEMS_PER_PAGE, LIST_RESOURCES, listings, source_options
 from bench.stats import median, paired_ratios, ratio, spread
 
@@ -591,6 +591,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rate-limit-runs", type=int, help="rate-limited full + incremental pairs (default 2; quick 1)"
     )
+    parser.add_argument(
+        "--tolerance-runs",
+        type=int,
+        help="runs of our sync on exact and on drifting pages at the largest scale (default 2; quick 1; "
+        "0 skips them)",
+    )
     parser.add_argument("--keep-work", action="store_true", help="keep bench/work/run-* (logs, configs)")
     parser.add_argument("--work", type=Path, help="work folder (default bench/work/run-<time>)")
     options = parser.parse_args(argv)
@@ -604,6 +610,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     options.large_runs = options.large_runs or (options.runs if quick else min(options.runs, 2))
     options.rate_limit_scale = options.rate_limit_scale or (300 if quick else 1000)
     options.rate_limit_runs = options.rate_limit_runs or (1 if quick else 2)
+    if options.tolerance_runs is None:
+        options.tolerance_runs = 1 if quick else 2
     return options
 
 
@@ -639,6 +647,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     for target_rows in options.scales:
         figures["throughput"].append(run_scale(options, target_rows, work / f"scale-{target_rows}"))
+    if options.tolerance_runs:
+        largest = max(options.scales)
+        figures["tolerance"] = tolerance.run_tolerance(options, largest, work / f"tolerance-{largest}")
     if not options.no_rate_limits:
         figures["rate_limits"] = run_rate_limits(options, work)
     figures["load_average"]["end"] = harness.load_average()

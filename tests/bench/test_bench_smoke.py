@@ -58,6 +58,8 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
             "1",
             "--models",
             "largest",
+            "--tolerance-runs",
+            "1",
         ]
     )
     assert code == 0
@@ -73,6 +75,7 @@ def test_writes_report_figures_and_chart(bench_run: tuple[Path, dict]) -> None:
         "## Throughput",
         "## Memory",
         "## Models",
+        "## An API that departs from its spec",
         "## Request economy",
         "## Method",
     ):
@@ -89,6 +92,7 @@ def test_writes_report_figures_and_chart(bench_run: tuple[Path, dict]) -> None:
         "no_429",
         "incremental_time",
         "incremental_requests",
+        "tolerance",
     }
     assert figures["targets"] == report.targets(figures)
 
@@ -124,6 +128,19 @@ def test_throughput_figures_come_from_the_runs(bench_run: tuple[Path, dict]) -> 
     assert models["models"]["ok"], models
     assert models["models"]["runs"] == 1 and models["models"]["nodes"] > 0
     assert models["topup"]["rows_by_table"].get("sales", 0) > 0
+
+
+def test_tolerance_figures_compare_the_same_records_exact_and_drifting(bench_run: tuple[Path, dict]) -> None:
+    _, figures = bench_run
+    tolerance = figures["tolerance"]
+    assert tolerance["target_rows"] == 500 and tolerance["drift"] == 0.03
+    assert tolerance["recording_drifting"]["pages"] == tolerance["recording_exact"]["pages"] > 0
+    (run,) = tolerance["runs"]
+    assert run["drifting"]["items"] == run["exact"]["items"] > 0  # every drifting record loads
+    assert tolerance["departed_records"] > 0
+    assert tolerance["ratios"]["drifting_over_exact"]["median"] == pytest.approx(
+        run["drifting"]["seconds"] / run["exact"]["seconds"]
+    )
 
 
 def test_rate_limit_figures_come_from_the_sandbox(bench_run: tuple[Path, dict]) -> None:
