@@ -28,7 +28,7 @@ from sources.platform.errors import (
     parse_error_body,
 )
 from sources.platform.operations import get_operation
-from sources.platform.redaction import SENSITIVE_KEYS, Redactor, redact_url
+from sources.platform.redaction import SENSITIVE_KEYS, Redactor, check_api_url, redact_url
 
 logger = logging.getLogger("platform_sync.client")
 
@@ -92,6 +92,8 @@ def exchange_code(
     empty = [name for name, value in required.items() if not value or not value.strip()]
     if empty:
         raise ConfigurationError(f"token exchange: {', '.join(empty)} empty")
+    if problem := check_api_url("auth_url", auth_url):
+        raise ConfigurationError(problem)
     operation = get_operation("token_exchange")
     redactor = Redactor([client_secret, code])
     url = auth_url.rstrip("/") + operation.path

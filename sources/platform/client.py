@@ -38,7 +38,7 @@ from sources.platform.outcomes import (
 )
 from sources.platform.paging import Page, PageWalk, parse_envelope
 from sources.platform.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters
-from sources.platform.redaction import Redactor, redact_url
+from sources.platform.redaction import Redactor, check_api_url, redact_url
 from sources.platform.retry import RetryPolicy
 from sources.platform.stats import OperationStats, StatsBook, total_stats
 
@@ -97,9 +97,9 @@ class PlatformClient:
     ) -> None:
         if not isinstance(access_token, str) or not access_token.strip():
             raise ConfigurationError("access_token is empty. " + REAUTHORIZE_HINT)
-        url = httpx.URL(base_url) if isinstance(base_url, str) else None
-        if url is None or url.scheme not in ("http", "https") or not url.host:
-            raise ConfigurationError(f"base_url must be an http(s) URL, got {redact_url(base_url)!r}")
+        if problem := check_api_url("base_url", base_url):
+            raise ConfigurationError(problem)
+        url = httpx.URL(base_url)
         if isinstance(items_per_page, bool) or not isinstance(items_per_page, int) or items_per_page < 1:
             raise ConfigurationError(
                 f"items_per_page must be a whole number of at least 1, got {items_per_page!r}"

@@ -8,6 +8,7 @@ e.g. echoed back in a server's error message.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import threading
 from collections.abc import Iterable
@@ -103,3 +104,36 @@ class Redactor:
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._needles)} secret forms)"
+
+
+def check_api_url(name: str, value: object) -> str:
+    """`value` as a URL the token may be sent to, or `ConfigurationError`'s message: an http(s) URL with
+    a host and no user info, and https unless the host is this machine (loopback: the sandbox)."""
+    text = str(value) if isinstance(value, str) else ""
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname or ""
+    except ValueError:
+        parts, host = None, ""
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        return f"{name} must be an http(s) URL, got {redact_url(value)!r}"
+    if parts.username is not None or parts.password is not None:
+        return (
+            f"{name} must not carry credentials ({redact_url(value)!r}): the token goes in "
+            "access_token (.dlt/secrets.toml or SOURCES__PLATFORM__ACCESS_TOKEN), never in a URL"
+        )
+    if parts.scheme != "https" and not _is_loopback(host):
+        return (
+            f"{name} must use https for a host that is not this machine ({redact_url(value)!r}): over "
+            "http the token would travel in clear text"
+        )
+    return ""
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -70,8 +70,8 @@ def session(
     if cassette.exists() and not RECORD:
         ids = json.loads(context.read_text())["ids"]
         replay = Session(
-            "http://api.replay.invalid",
-            "http://auth.replay.invalid",
+            "https://api.replay.invalid",
+            "https://auth.replay.invalid",
             {token: f"replayed-{token}-token" for token in tokens},
             [f"replayed-code-{n}" for n in range(codes)],
             ids,

@@ -226,3 +226,41 @@ def test_exceptions_keep_no_request_or_response(make_client):
     with pytest.raises(TransportError) as caught:
         client.request("list_products")
     assert all(not isinstance(v, httpx.Request | httpx.Response) for v in vars(caught.value).values())
+
+
+# --- transport security: the token never travels in clear text or in a URL ---
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://api.example.com", "must use https for a host that is not this machine"),
+        ("http://10.0.0.5:8400", "must use https for a host that is not this machine"),
+        ("https://user:pa55word@api.example.com", "must not carry credentials"),
+        ("https://tok-abcdef123@api.example.com", "must not carry credentials"),
+        ("ftp://api.example.com", r"must be an http\(s\) URL"),
+        ("api.example.com", r"must be an http\(s\) URL"),
+    ],
+)
+def test_an_unsafe_base_url_is_refused_before_any_request(url: str, message: str) -> None:
+    from sources.platform.auth import exchange_code
+    from sources.platform.client import PlatformClient
+    from sources.platform.errors import ConfigurationError
+
+    sent: list[httpx.Request] = []
+    transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(200, json={}))
+    with pytest.raises(ConfigurationError, match=message) as error:
+        PlatformClient(url, "a-token-value", transport=transport)
+    assert "pa55word" not in str(error.value) and "tok-abcdef123" not in str(error.value)
+    with pytest.raises(ConfigurationError, match=message.replace("base_url", "auth_url")):
+        exchange_code(url, "client", "client-secret", "code-123", "http://localhost/cb", transport)
+    assert sent == []
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8400", "http://localhost:8400", "http://[::1]:8400", "https://api.example.com"]
+)
+def test_plain_http_is_accepted_on_this_machine_only(url: str) -> None:
+    from sources.platform.client import PlatformClient
+
+    PlatformClient(url, "a-token-value").close()
