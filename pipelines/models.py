@@ -36,6 +36,7 @@ import dlt
 DBT_PROJECT_DIR = Path(__file__).resolve().parent.parent / "dbt_models"
 DBT_PROFILES_DIR = DBT_PROJECT_DIR / "profiles"
 MARTS_SCHEMA = "marts"
+MODELS_DESTINATIONS = ("duckdb", "postgres")  # the ones dbt_environment writes a profile for
 
 
 class ModelsError(Exception):
@@ -121,7 +122,14 @@ def raw_tables(pipeline: dlt.Pipeline) -> list[str]:
 
 
 def require_raw_tables(pipeline: dlt.Pipeline) -> list[str]:
-    """The raw tables, or a ModelsError naming the destination and dataset that have none."""
+    """The raw tables, or a ModelsError naming the destination and dataset that have none (or a
+    destination the models do not run on, before connecting to it)."""
+    destination = _destination_type(pipeline)
+    if destination not in MODELS_DESTINATIONS:
+        raise ModelsError(
+            f"`platform-sync models` runs on {' and '.join(MODELS_DESTINATIONS)}, not {destination}: "
+            "run dbt on dbt_models/ with a profile of your own (README, Other warehouses)"
+        )
     tables = raw_tables(pipeline)
     if not tables:
         where = describe_destination(pipeline)
