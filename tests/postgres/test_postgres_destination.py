@@ -26,7 +26,8 @@ import duckdb
 import psycopg2
 import pytest
 
-from pipelines.models import ModelsResult, run_models
+from pipelines.freshness import source_freshness
+from pipelines.models import ModelsResult, raw_tables, run_models
 from pipelines.platform_pipeline import SyncResult, sync
 from sandbox.testing import running_sandbox
 from tests.e2e.conftest import source_options
@@ -219,6 +220,40 @@ def test_the_marts_hold_the_same_figures_on_postgres_and_duckdb(synced: Synced) 
     )
     assert count == synced.postgres.synced.rows["sales"]
     assert isinstance(gross, Decimal) and gross > 0
+
+
+# Every parent table the sync loads and dlt's loads table; attendees declare no freshness (only changed
+# ones are read), child tables neither.
+FRESHNESS_CHECKED = (
+    "_dlt_loads",
+    "affiliations",
+    "community_commenters",
+    "community_top_posts",
+    "deliveries",
+    "enrollments",
+    "events",
+    "fiscal_documents",
+    "lesson_comments",
+    "product_campaigns",
+    "product_partners",
+    "products",
+    "sales",
+    "subscriptions",
+    "transfers",
+    "webhook_origins",
+)
+
+
+def test_source_freshness_of_the_fresh_sync_passes_on_both_engines(synced: Synced, tmp_path: Path) -> None:
+    loaded = tables_in(lambda sql: pg_query(synced.server, sql), RAW)
+    for name, engine in (("postgres", synced.postgres), ("duckdb", synced.duckdb)):
+        tables = raw_tables(engine.pipeline)
+        assert tables == loaded, name
+        freshness = source_freshness(engine.pipeline, tables, target_path=tmp_path / name)
+        assert freshness.ran, freshness.output[-3000:]
+        assert {t.table: t.status for t in freshness.tables} == dict.fromkeys(FRESHNESS_CHECKED, "pass")
+        assert all(t.warn_after == "26 hours" for t in freshness.tables), name
+        assert freshness.summary() == ["source freshness: 16 of 16 raw tables fresh."]
 
 
 # ------------------------------------------------------------------------------ `platform-sync models`
