@@ -84,13 +84,16 @@ class PostgresServer:
 
 
 def server_bin_dir() -> Path:
-    """The newest installed Debian PostgreSQL server's binaries."""
+    """The newest Debian PostgreSQL server's binaries, else the folder of an `initdb` on the PATH."""
     candidates = sorted(
         Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name)
     )
-    if not candidates:
-        raise RuntimeError("no PostgreSQL server in /usr/lib/postgresql: run `make postgres-server`")
-    return candidates[-1].parent
+    if candidates:
+        return candidates[-1].parent
+    initdb = shutil.which("initdb")
+    if initdb:
+        return Path(initdb).resolve().parent
+    raise RuntimeError("no PostgreSQL server (initdb, pg_ctl): run `make postgres-server`")
 
 
 @contextlib.contextmanager
