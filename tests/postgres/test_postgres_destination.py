@@ -181,6 +181,7 @@ def test_the_syncs_load_the_same_raw_rows_into_postgres_as_into_duckdb(synced: S
         assert engine.synced.report.failed == {}
         assert engine.synced.rows["sales"] > 0
     assert synced.postgres_again.report.failed == {}
+    assert sum(synced.postgres_again.rows.values()) > 0  # rows re-read and merged over themselves
     pg_tables = tables_in(lambda sql: pg_query(synced.server, sql), RAW)
     duck_tables = tables_in(lambda sql: duck_query(synced.duckdb_path, sql), RAW)
     assert pg_tables == duck_tables
