@@ -99,7 +99,7 @@ def describe_destination(pipeline: dlt.Pipeline) -> str:
 
 
 def raw_tables(pipeline: dlt.Pipeline) -> list[str]:
-    """The data tables (not dlt's own `_dlt_*`) in the pipeline's dataset, sorted; [] when there is none.
+    """The data tables (no `_` tables) in the pipeline's dataset, sorted; [] when there is none.
 
     A DuckDB file that does not exist has none, and is not created by looking.
     """
@@ -118,7 +118,8 @@ def raw_tables(pipeline: dlt.Pipeline) -> list[str]:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         where = describe_destination(pipeline)
         raise WarehouseUnavailable(f"cannot reach the {where}: {first_line}") from exc
-    return sorted(str(name) for (name,) in rows or [] if not str(name).startswith("_dlt"))
+    # `_dlt_*` are dlt's, `_platform_sync_runs` the run log: a run writes them even when it loads nothing
+    return sorted(str(name) for (name,) in rows or [] if not str(name).startswith("_"))
 
 
 def require_raw_tables(pipeline: dlt.Pipeline) -> list[str]:

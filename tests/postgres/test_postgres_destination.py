@@ -145,7 +145,7 @@ def duck_query(path: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
 def tables_in(query: Any, schema: str) -> list[str]:
     _, rows = query(
         "select table_name from information_schema.tables "
-        f"where table_schema = '{schema}' and table_name not like '!_dlt%' escape '!' order by table_name"
+        f"where table_schema = '{schema}' and table_name not like '!_%' escape '!' order by table_name"
     )
     return [str(row[0]) for row in rows]
 
@@ -289,11 +289,16 @@ def test_models_refuses_a_destination_without_raw_tables(synced: Synced, tmp_pat
     assert not (tmp_path / "platform_sync.duckdb").exists()
     assert "source freshness" not in default.stdout
 
-    # the right server, a dataset the sync never wrote
-    other = platform_sync(["models", "--destination", "postgres", "--dataset", "nothing_here"], tmp_path)
+    # the right server, a dataset where a run loaded nothing: only dlt's tables and the run log
+    server.psql(
+        DATABASE,
+        "create schema nothing_loaded; create table nothing_loaded._dlt_loads (load_id text); "
+        "create table nothing_loaded._platform_sync_runs (resource text)",
+    )
+    other = platform_sync(["models", "--destination", "postgres", "--dataset", "nothing_loaded"], tmp_path)
     assert other.returncode == 2, other.stdout + other.stderr
     assert (
-        f"no raw tables in the dataset 'nothing_here' of the postgres database {DATABASE} on "
+        f"no raw tables in the dataset 'nothing_loaded' of the postgres database {DATABASE} on "
         f"{server.host}:{server.port}"
     ) in other.stderr
     assert server.password not in other.stdout + other.stderr
