@@ -79,19 +79,28 @@ class LockHeld(Exception):
 
 
 @contextlib.contextmanager
-def run_lock(pipeline: dlt.Pipeline, mode: Mode = "write", command: str = "platform-sync") -> Iterator[None]:
+def run_lock(
+    pipeline: dlt.Pipeline,
+    mode: Mode = "write",
+    command: str = "platform-sync",
+    lock_dir: Path | None = None,
+) -> Iterator[None]:
     """Hold the pipeline's lock and its destination's lock (in that order, always, so two runs cannot
     each wait on the other) for the body of the `with`; raises `LockHeld` at once when a conflicting
-    run holds either."""
-    pipeline_path = Path(pipeline.pipelines_dir) / f"{pipeline.pipeline_name}.lock"
-    destination_path, destination_name = destination_lock_path(pipeline)
+    run holds either.
+
+    The lock files are in the pipelines folder, or in `lock_dir` for a runner whose pipelines folder is
+    a fresh one per run (dlt's Airflow helper): the project's `.dlt/pipelines`, shared with the CLI."""
+    folder = Path(lock_dir or pipeline.pipelines_dir)
+    pipeline_path = folder / f"{pipeline.pipeline_name}.lock"
+    destination_path, destination_name = destination_lock_path(pipeline, folder)
     with contextlib.ExitStack() as stack:
         stack.enter_context(hold(pipeline_path, mode, f"the pipeline {pipeline.pipeline_name}", command))
         stack.enter_context(hold(destination_path, mode, destination_name, command))
         yield
 
 
-def destination_lock_path(pipeline: dlt.Pipeline) -> tuple[Path, str]:
+def destination_lock_path(pipeline: dlt.Pipeline, lock_dir: Path | None = None) -> tuple[Path, str]:
     """Where the destination's lock lives, and how to name the destination in messages (no secrets).
 
     Resolves the destination's configuration, so missing credentials raise dlt's
@@ -109,7 +118,8 @@ def destination_lock_path(pipeline: dlt.Pipeline) -> tuple[Path, str]:
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     where = f"{host}:{port}/{database}" if host else str(database or destination_type)
     name = f"the dataset {pipeline.dataset_name} on {destination_type} {where}"
-    return Path(pipeline.pipelines_dir) / f"destination-{destination_type}-{digest}.lock", name
+    folder = Path(lock_dir or pipeline.pipelines_dir)
+    return folder / f"destination-{destination_type}-{digest}.lock", name
 
 
 @contextlib.contextmanager

@@ -123,13 +123,9 @@ def sync(
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)
-    _keep_packed_row_ids()
-    use_system_arrow_pool()
-    limit_malloc_arenas()
-    bound_writer_buffers()
-    parallel_normalize()
+    prepare_process()
     started = time.monotonic()
-    run_options: dict[str, Any] = {"loader_file_format": _file_format(pipeline)}
+    run_options: dict[str, Any] = {"loader_file_format": file_format(pipeline)}
     if full_refresh:
         run_options["refresh"] = "drop_sources"
     load_info = pipeline.run(source, **run_options)
@@ -143,6 +139,16 @@ def sync(
     )
 
 
+def prepare_process() -> None:
+    """The dlt settings and memory settings a sync runs with; for runners that call `pipeline.run`
+    themselves (the Airflow DAG in schedules/airflow)."""
+    _keep_packed_row_ids()
+    use_system_arrow_pool()
+    limit_malloc_arenas()
+    bound_writer_buffers()
+    parallel_normalize()
+
+
 def _keep_packed_row_ids() -> None:
     """Rows that the source yields as Arrow tables bring their own `_dlt_id` and `_dlt_load_id`
     (`models/columnar.py`): dlt must not add a second `_dlt_id` (`add_dlt_id` is off by default, but a
@@ -151,7 +157,7 @@ def _keep_packed_row_ids() -> None:
     dlt.config["normalize.parquet_normalizer.add_dlt_id"] = False
 
 
-def _file_format(pipeline: dlt.Pipeline) -> Any:
+def file_format(pipeline: dlt.Pipeline) -> Any:
     """Parquet where the destination takes it: an order of magnitude faster to load than SQL inserts."""
     capabilities = pipeline.destination.capabilities()
     return "parquet" if "parquet" in capabilities.supported_loader_file_formats else None
