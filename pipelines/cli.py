@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return sandbox_main(args[1:])
     parser = _parser()
     options = parser.parse_args(args)
+    # dlt's Airflow secrets provider imports Airflow wherever it is installed, and Airflow then replaces
+    # the process's logging (our messages and --log-format json would vanish): off unless asked for.
+    os.environ.setdefault("PROVIDERS__ENABLE_AIRFLOW_SECRETS", "false")
     configure_logging(options.verbose, options.log_format)
     try:
         return int(options.run(options))
