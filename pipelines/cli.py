@@ -31,6 +31,7 @@ from pipelines.preflight import check_destination_config, check_destination_name
 from pipelines.progress import progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
+from pipelines.write_commands import add_write_commands
 from sources.platform.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
 from sources.platform.streams import STREAMS
 
@@ -154,6 +155,8 @@ def _parser() -> argparse.ArgumentParser:
     dashboard_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
     dashboard_cmd.set_defaults(run=_run_dashboard)
 
+    add_write_commands(commands)  # attendees import, cart create, webhooks serve|load (issue 17)
+
     list_cmd = commands.add_parser("resources", help="list the resources and how each stays up to date")
     list_cmd.set_defaults(run=_run_list)
     commands.add_parser("sandbox", help="run the local API simulator (see `platform-sync sandbox --help`)")
@@ -232,10 +235,14 @@ def _run_models(options: argparse.Namespace) -> int:
     """dbt build on the destination the sync loaded, then `dbt source freshness` on its raw tables.
 
     A destination without raw tables is refused (exit 2) instead of building empty marts; stale tables
-    only warn. Exit 1 when the build or the freshness check could not run.
+    only warn. Exit 1 when the build or the freshness check could not run. With `--log-format json`
+    dbt's own output is not streamed: one JSON object on stdout says what was built and how fresh.
     """
+    from dataclasses import asdict
+
     from pipelines.freshness import source_freshness
     from pipelines.models import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
+    from pipelines.output import is_json
 
     check_destination_name(options.destination)
     pipeline = make_pipeline(options.destination, options.dataset)
@@ -243,18 +250,30 @@ def _run_models(options: argparse.Namespace) -> int:
     with run_lock(pipeline, "read", command="platform-sync models"):
         try:
             tables = require_raw_tables(pipeline)
-            result = run_models(pipeline, select=options.select)
+            result = run_models(pipeline, select=options.select, echo=not is_json())
         except ModelsError as exc:
-            print(f"configuration error: {exc}", file=sys.stderr)
+            say(f"configuration error: {exc}", event="exit")
             return EXIT_CONFIG
         except WarehouseUnavailable as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            say(f"error: {exc}", event="exit")
             return EXIT_FAILED
         freshness = source_freshness(pipeline, tables)
-    print("\n".join(freshness.summary()))
+    failed = [node.unique_id for node in result.failed]
+    if is_json():
+        print_json(
+            {
+                "event": "models",
+                "dataset": pipeline.dataset_name,
+                "build": "success" if result.success else "failed",
+                "failed": failed,
+                "freshness": [asdict(table) for table in freshness.tables],
+            }
+        )
+    else:
+        print("\n".join(freshness.summary()))
     if not result.success:
-        failed = ", ".join(node.unique_id.split(".")[-1] for node in result.failed)
-        print(f"dbt build failed: {failed or 'see its output above'}", file=sys.stderr)
+        names = ", ".join(unique_id.split(".")[-1] for unique_id in failed) or "see dbt's output"
+        say(f"dbt build failed: {names}", event="exit")
     return EXIT_OK if result.success and freshness.ran else EXIT_FAILED
 
 

@@ -27,6 +27,7 @@ from sandbox.errors import ERROR_CODES, ApiError, JSONResponse, error_response
 from sandbox.faults import CYCLE_KEY, NO_FAULT, Fault, FaultInjector, FaultSpec, close_connection
 from sandbox.params import Query, parse_json_body
 from sandbox.ratelimit import Decision, RateLimiter
+from sandbox.webhook_sender import WebhookSender
 from sandbox.world.api import World, WorldError
 
 log = logging.getLogger("sandbox")
@@ -75,6 +76,7 @@ class SandboxState:
     faults: FaultInjector
     stats: Stats = field(default_factory=Stats)
     drift: DriftInjector = field(default_factory=DriftInjector)
+    webhooks: WebhookSender = field(default_factory=WebhookSender)  # docs/contracts.md part 8
 
 
 @dataclass(frozen=True)
@@ -262,6 +264,7 @@ def create_app(world: World, options: SandboxOptions | None = None) -> SandboxAp
         limiter=RateLimiter(time_scale=options.time_scale, enabled=options.rate_limits),
         faults=FaultInjector(FaultSpec.parse(options.faults)),
         drift=DriftInjector(drift_settings(options)),
+        webhooks=WebhookSender(time_scale=options.time_scale),
     )
     definitions = routes_store.OPERATIONS + routes_events.OPERATIONS + routes_learning.OPERATIONS
     api_routes = [Route(d.path, Operation(state, d), methods=[d.method]) for d in definitions]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -144,6 +145,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="enforce the per-token, per-operation limits (default: %(default)s)",
     )
     serve.add_argument(
+        "--webhook-url",
+        default=None,
+        metavar="URL",
+        help="send signed webhook deliveries of the world's moves here (a ping first); needs a secret",
+    )
+    serve.add_argument(
+        "--webhook-secret-env",
+        default="SANDBOX_WEBHOOK_SECRET",
+        metavar="NAME",
+        help="environment variable holding the webhook signing secret (default: %(default)s); "
+        "kept out of the command line, which other users of the machine can read",
+    )
+    serve.add_argument(
         "--log-level",
         default="warning",
         choices=("critical", "error", "warning", "info", "debug"),
@@ -221,6 +235,7 @@ def _describe(exc: httpx.HTTPError) -> str:
 
 def _serve(args: argparse.Namespace) -> int:
     from sandbox.app import SandboxOptions, create_app
+    from sandbox.routes_sandbox import iso
     from sandbox.server import SandboxServer
     from sandbox.testing import _load_world
 
@@ -247,11 +262,21 @@ def _serve(args: argparse.Namespace) -> int:
         quiet_logging=False,
     )
 
+    secret = os.environ.get(args.webhook_secret_env, "")
+    if args.webhook_url and not secret:
+        print(f"error: --webhook-url needs a signing secret in ${args.webhook_secret_env}", file=sys.stderr)
+        return 2
+
     def banner(started: SandboxServer) -> None:
+        if args.webhook_url:  # in the server's event loop, where the sending task must run
+            state = started.apps.state
+            state.webhooks.configure(args.webhook_url, secret, iso(state.world.clock))
         print(
             f"sandbox serving: seed {args.seed}, scale {args.scale}, time scale {args.time_scale:g}, "
             f"rate limits {args.rate_limits}, faults {args.faults or 'off'}" + _drift_banner(args)
         )
+        if args.webhook_url:
+            print(f"webhooks: {args.webhook_url}")
         print(f"base_url: {started.base_url}")
         print(f"auth_url: {started.auth_url}")
         print(f"client_id: {DEMO_CLIENT_ID}")

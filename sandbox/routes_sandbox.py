@@ -44,7 +44,9 @@ def api_routes(state: SandboxState) -> list[Route]:
         if seconds is not None and not 0 <= seconds <= MAX_ADVANCE_SECONDS:
             check.fail("seconds", f"must be between 0 and {MAX_ADVANCE_SECONDS}")
         check.done()
+        before = state.world.clock
         state.world.advance(float(seconds))
+        announce_moves(state, before)
         return JSONResponse({"clock": iso(state.world.clock)})
 
     async def catalog(request: Request) -> Response:
@@ -90,7 +92,29 @@ def api_routes(state: SandboxState) -> list[Route]:
         state.stats.reset()
         return JSONResponse(state.stats.snapshot())
 
+    async def get_webhooks(request: Request) -> Response:
+        return JSONResponse(state.webhooks.snapshot())
+
+    async def set_webhooks(request: Request) -> Response:
+        check = BodyCheck()
+        body = await _json_body(request)
+        url = check.field(body, "url", "string")
+        secret = check.field(body, "secret", "string")
+        if url and not url.startswith(("http://", "https://")):
+            check.fail("url", "must be an http(s) URL")
+        if url and not secret:
+            check.fail("secret", "required with a url: every delivery is signed")
+        check.done()
+        state.webhooks.configure(url or None, secret or "", iso(state.world.clock))
+        return JSONResponse(state.webhooks.snapshot())
+
+    async def carts(request: Request) -> Response:
+        return JSONResponse(list(getattr(state.world, "created_carts", lambda: [])()))
+
     return [
+        Route("/sandbox/webhooks", get_webhooks, methods=["GET"]),
+        Route("/sandbox/webhooks", set_webhooks, methods=["POST"]),
+        Route("/sandbox/carts", carts, methods=["GET"]),
         Route("/sandbox/advance", advance, methods=["POST"]),
         Route("/sandbox/catalog", catalog, methods=["GET"]),
         Route("/sandbox/faults", get_faults, methods=["GET"]),
@@ -102,6 +126,13 @@ def api_routes(state: SandboxState) -> list[Route]:
         Route("/sandbox/departures", departures, methods=["GET"]),
         Route("/sandbox/departures/reset", reset_departures, methods=["POST"]),
     ]
+
+
+def announce_moves(state: SandboxState, before: datetime) -> None:
+    """Queue a webhook delivery for every move of the world since `before` (when a URL is set)."""
+    moves = getattr(state.world, "moves", None)  # not part of the World Protocol
+    if state.webhooks.url and moves is not None:
+        state.webhooks.announce([move.envelope() for move in moves(before, state.world.clock)])
 
 
 def _drift_settings(body: dict[str, Any], current: DriftSettings) -> DriftSettings:

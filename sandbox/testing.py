@@ -88,6 +88,18 @@ class SandboxHandle:
     def reset_departures(self) -> None:
         self._call("POST", f"{self.base_url}/sandbox/departures/reset")
 
+    def set_webhooks(self, url: str | None, secret: str = "") -> dict[str, Any]:
+        """Send signed deliveries of the world's moves to `url` (a ping first); None turns them off."""
+        return dict(self._call("POST", f"{self.base_url}/sandbox/webhooks", {"url": url, "secret": secret}))
+
+    def webhooks(self) -> dict[str, Any]:
+        """The deliveries so far: counts and each one's id, event, attempts and outcome."""
+        return dict(self._call("GET", f"{self.base_url}/sandbox/webhooks"))
+
+    def carts(self) -> list[dict[str, Any]]:
+        """Every cart created through the API, oldest first."""
+        return list(self._call("GET", f"{self.base_url}/sandbox/carts"))
+
     def authorize(self, scopes: Sequence[str] | None = None, client_id: str = DEMO_CLIENT_ID) -> str:
         """A fresh single-use authorization code for `scopes` (None: every scope)."""
         body: dict[str, Any] = {"client_id": client_id}

@@ -1,4 +1,5 @@
-"""Checkout carts (endpoint 2): validation and the 201 response; carts are not kept."""
+"""Checkout carts (endpoint 2): validation and the 201 response; created carts are kept in memory (the
+sandbox lists them at `/sandbox/carts`: the API has no read of carts)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ class Carts:
         self.catalog = catalog
         self.key = entity_key(seed, "cart")
         self.count = 0
+        self.created: list[Record] = []
 
     def create(self, body: Record) -> Record:
         details = validate(body, self.catalog)
@@ -75,7 +77,7 @@ class Carts:
         rng = Rng(record_key(self.key, self.count))
         self.count += 1
         key = rng.token(24, "abcdef0123456789")
-        return {
+        cart = {
             "id": str(800_000_000 + self.count),
             "key": key,
             "orderId": body["orderId"],
@@ -86,3 +88,5 @@ class Carts:
             "items": [dict(item) for item in body.get("items") or []],
             "customer": body.get("customer"),
         }
+        self.created.append(cart)
+        return cart

@@ -24,7 +24,7 @@ from .rng import Rng, entity_key
 from .sale_record import SaleRecords
 from .sales import Sales
 from .subscriptions import Subscriptions
-from .webhooks import webhook_origins
+from .webhooks import Move, webhook_origins, world_moves
 
 
 def _ms_floor(value: datetime) -> int:
@@ -161,6 +161,10 @@ class SyntheticWorld:
     def create_cart(self, body: Record) -> Record:
         return self.carts.create(body)
 
+    def created_carts(self) -> list[Record]:
+        """Every cart created so far, oldest first (the sandbox's `/sandbox/carts`)."""
+        return list(self.carts.created)
+
     # -- events ----------------------------------------------------------------------------------
     def _event_index(self, event_id: str) -> int:
         k = self.events_.index_of(event_id, self.now)
@@ -231,6 +235,11 @@ class SyntheticWorld:
 
     def webhook_origins(self) -> list[Record]:
         return webhook_origins()
+
+    def moves(self, since: datetime, until: datetime) -> list[Move]:
+        """What the sandbox announces by webhook for the clock interval (since, until]; not part of the
+        World Protocol (a world without it announces nothing)."""
+        return world_moves(self, to_ms(since), to_ms(until))
 
 
 if TYPE_CHECKING:  # mypy checks here that SyntheticWorld implements the World Protocol exactly

@@ -1,0 +1,85 @@
+"""`platform-sync webhooks load`: stored deliveries into the warehouse table `webhook_events` via dlt.
+
+A command (run it from cron next to the sync, or before it), not a timer inside the receiver: the
+receiver must answer in milliseconds and never wait on the warehouse, and the warehouse has one writer
+at a time (the run lock), which a long sync holds. The table goes to the sync's own destination and
+dataset, through a pipeline of its own (`platform_sync_webhooks`), so the next sync can read the sale ids
+that were announced (`sources/platform/sales.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dlt
+
+from pipelines.lock import run_lock
+from pipelines.platform_pipeline import make_pipeline
+from pipelines.webhooks.store import DeliveryStore
+
+WEBHOOK_PIPELINE = "platform_sync_webhooks"
+WEBHOOK_TABLE = "webhook_events"
+
+COLUMNS: dict[str, Any] = {
+    "id": {"data_type": "text", "nullable": False, "primary_key": True},
+    "event": {"data_type": "text", "nullable": False},
+    "kind": {"data_type": "text", "nullable": False},
+    "sale_id": {"data_type": "text", "nullable": True},
+    "sent_date": {"data_type": "text", "nullable": True},
+    "received_at": {"data_type": "timestamp", "nullable": False},
+    "data": {"data_type": "json", "nullable": True},
+}
+
+
+def companion_pipeline(name: str, destination: str, dataset: str) -> dlt.Pipeline:
+    """A pipeline named `name` that writes into the sync's destination and dataset.
+
+    dlt names a DuckDB file without configured credentials after its pipeline, so for DuckDB the sync's
+    resolved file is passed explicitly; other destinations take their credentials from config as the sync
+    does."""
+    sync_pipeline = make_pipeline(destination, dataset)
+    target: Any = sync_pipeline.destination
+    if sync_pipeline.destination.destination_name == "duckdb":
+        config: Any = sync_pipeline.destination_client().config
+        database = config.credentials.database
+        target = dlt.destinations.duckdb(str(database))
+    return dlt.pipeline(
+        pipeline_name=name,
+        destination=target,
+        dataset_name=dataset,
+        pipelines_dir=sync_pipeline.pipelines_dir,
+    )
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    loaded: int
+    load_id: str | None
+
+
+def load_deliveries(store_path: str | Path, destination: str, dataset: str) -> LoadResult:
+    """Load every stored delivery not loaded yet (merged on the delivery id) and mark it loaded."""
+    pipeline = companion_pipeline(WEBHOOK_PIPELINE, destination, dataset)
+    store = DeliveryStore(store_path)
+    try:
+        with run_lock(pipeline, "write", command="platform-sync webhooks load"):
+            pending = store.unloaded()
+            if not pending:
+                return LoadResult(0, None)
+            resource = dlt.resource(
+                [delivery.row() for delivery in pending],
+                name=WEBHOOK_TABLE,
+                primary_key="id",
+                write_disposition="merge",
+                columns=COLUMNS,
+            )
+            info = pipeline.run(resource)
+            info.raise_on_failed_jobs()
+            load_id = info.loads_ids[-1]
+            # Marked only after the load committed: a crash in between loads these rows again (merged).
+            store.mark_loaded([delivery.id for delivery in pending], load_id)
+            return LoadResult(len(pending), load_id)
+    finally:
+        store.close()
