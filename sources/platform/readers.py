@@ -32,7 +32,7 @@ from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.paging import Page
 from sources.platform.records import RecordReader, new_rows
 from sources.platform.report import RunReport
-from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, drain
+from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, announced_sale_ids, drain
 from sources.platform.settings import SourceSettings
 from sources.platform.streams import SALE_REFERENCES, STREAMS, Stream
 from sources.platform.windows import date_windows, iso_z
@@ -362,7 +362,15 @@ def read_sales(ctx: SourceContext) -> Iterator[Rows]:
     ledger = SaleLedger.from_destination(
         settings.sales_refresh_days, settings.sales_recheck_hours, time.time()
     )
-    carried = [*state.get("pending", []), *(i for i in settings.sale_ids if i not in ledger.known)]
+    # Sales that webhooks announced as changed come first, before the backlog (sales.py).
+    announced, announced_until = announced_sale_ids(state.get("webhooks_loaded_until"))
+    if announced_until is not None:
+        state["webhooks_loaded_until"] = announced_until
+    carried = [
+        *announced,
+        *state.get("pending", []),
+        *(i for i in settings.sale_ids if i not in ledger.known),
+    ]
     if missing := ctx.missing_scopes(stream):
         state["pending"] = sorted({*carried, *drain(ctx.sale_ids, ledger.known)})
         ctx.report.skip(stream.name, _scope_message(stream, missing))

@@ -5,9 +5,10 @@ Ids come from the resources that reference sales (subscriptions' `firstInvoiceId
 the configured `sale_ids`. They flow through a `SaleIdQueue` while those resources run, so the
 rate-limited sale requests overlap with everything else instead of waiting for it.
 
-Each run spends at most `sales_max_requests` requests, in this order: ids left over from earlier runs,
-new ids, then sales whose status can still change (not final, or paid within the refund window),
-least recently fetched first. Ids not fetched within the budget are kept in the resource state, which
+Each run spends at most `sales_max_requests` requests, in this order: ids announced by webhooks since
+the last run (table `webhook_events`, loaded by `platform-sync webhooks load`), ids left over from
+earlier runs, new ids, then sales whose status can still change (not final, or paid within the refund
+window), least recently fetched first. Ids not fetched within the budget are kept in the resource state, which
 dlt commits together with the loaded rows, so none is ever forgotten.
 """
 
@@ -31,6 +32,7 @@ from sources.platform.settings import FINAL_SALE_STATUSES
 logger = logging.getLogger("platform_sync.source")
 
 SALES_TABLE = "sales"
+WEBHOOK_TABLE = "webhook_events"  # pipelines/webhooks/loader.py writes it into the same dataset
 
 
 class SaleIdQueue:
@@ -127,6 +129,30 @@ def _load_time(load_id: Any) -> float:
         return float(load_id)
     except (TypeError, ValueError):
         return 0.0
+
+
+def announced_sale_ids(after_load_id: str | None) -> tuple[list[str], str | None]:
+    """Sale ids that webhook deliveries loaded after `after_load_id` announced (paid, refunded: any
+    invoice event), oldest first, and the newest load id seen (None when there is none).
+
+    They go to the front of this run's sale details so a sale the platform says changed is fresh after
+    the run however long the backlog is; the caller keeps the load id in the resource state, committed
+    with the sales it fetched."""
+    try:
+        pipeline = dlt.current.pipeline()
+        with pipeline.sql_client() as client:
+            table = client.make_qualified_table_name(WEBHOOK_TABLE)
+            rows = client.execute_sql(
+                f"select sale_id, _dlt_load_id from {table} where sale_id is not null "
+                "and _dlt_load_id > %s order by _dlt_load_id, received_at, id",
+                after_load_id or "",
+            )
+    except Exception as exc:  # no pipeline, no webhook table (no receiver), a destination without SQL
+        logger.debug("no webhook announcements in the destination (%s)", exc)
+        return [], None
+    ids = list(dict.fromkeys(str(row[0]) for row in rows or []))
+    newest = max((str(row[1]) for row in rows or []), default=None)
+    return ids, newest
 
 
 def _loaded_sales() -> list[tuple[Any, ...]]:
