@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import sys
 import threading
 import time
@@ -90,7 +91,13 @@ class SyncProgress(Collector):
     def _extracting(self) -> bool:
         return self.step == "extract"
 
+    def below_log_lines(self) -> None:
+        """A log line was written under the live block: draw the next block below it, not over it."""
+        self._drawn = 0
+
     def _start(self, step: str) -> None:
+        if self.style == "live":
+            _keep_logs_visible(self)
         # dlt names steps "Extract platform", "Normalize platform in <load id>", ...: keep the verb
         self.step = step.split(" ", 1)[0].lower()
         if self._thread is None:
@@ -169,6 +176,27 @@ class SyncProgress(Collector):
     def _run(self) -> None:
         while not self._stop_event.wait(self.interval):
             self.report()
+
+
+class _LogWritten(logging.Filter):
+    """Tells the live display that a handler writes a line (it lets every record through)."""
+
+    def __init__(self, display: SyncProgress) -> None:
+        super().__init__()
+        self.display = display
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.display.below_log_lines()
+        return True
+
+
+def _keep_logs_visible(display: SyncProgress) -> None:
+    """Watch the handlers of the root logger and of dlt's logger (which does not propagate; dlt sets it
+    up when the pipeline starts, hence here and not earlier)."""
+    for logger in (logging.getLogger(), logging.getLogger("dlt")):
+        for handler in logger.handlers:
+            if not any(isinstance(f, _LogWritten) for f in handler.filters):
+                handler.addFilter(_LogWritten(display))
 
 
 def progress_for(log_format: str, out: TextIO = sys.stderr, interval: float = 60.0) -> SyncProgress:

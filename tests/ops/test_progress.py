@@ -115,3 +115,35 @@ def read_all(fd: int, chunks: list[bytes]) -> None:
         if not data:
             return
         chunks.append(data)
+
+
+def test_live_block_is_drawn_below_a_log_line_not_over_it():
+    import io
+    import logging
+
+    from pipelines.progress import SyncProgress
+
+    screen = io.StringIO()
+    handler = logging.StreamHandler(screen)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        display = SyncProgress("live", screen)
+        display.count_requests_with(lambda: {"list_transfers": 2})
+        display.step = "extract"
+        display._stop_event.set()  # no ticker thread: the test draws by hand
+        display._start("Extract platform")
+        display.update("transfers", 24)
+        display.report()
+        display.report()
+        assert screen.getvalue().count("\x1b[2F") == 1  # the second block over the first
+        logging.getLogger("platform_sync.test").warning("a warning between two blocks")
+        before = len(screen.getvalue())
+        display.report()
+        redraw = screen.getvalue()[before:]
+        assert not redraw.startswith("\x1b[") or redraw.startswith("\x1b[K")  # no cursor move up
+        assert "a warning between two blocks" in screen.getvalue()
+        assert "transfers                      24 rows        2 requests" in redraw
+    finally:
+        root.removeHandler(handler)
+        display.close()
