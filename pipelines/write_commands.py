@@ -3,11 +3,66 @@
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
 from typing import Any
 
+from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
+from pipelines.preflight import check_destination_name
 from pipelines.webhooks.cli import add_commands as add_webhook_commands
+from sources.platform.errors import ConfigurationError
 
 
 def add_write_commands(commands: Any) -> None:
     """Add the write and webhook commands to the command line's subparsers."""
+    attendees = commands.add_parser("attendees", help="write to events' attendee lists")
+    actions = attendees.add_subparsers(dest="attendees_command", required=True)
+    imports = actions.add_parser(
+        "import",
+        help="add the people of a CSV (or of a SQL query on the warehouse) to an event's attendee list",
+        description=(
+            "Columns: name, email, document (CPF or passport), phone, optional document_type (cpf|passport). "
+            "Rows are validated before any request; people already on the list (by document or email) are "
+            "skipped, so a rerun creates nothing twice; requests are paced at 30 per minute. Outcomes go "
+            "to a results CSV and to the warehouse table attendee_imports. Exit 0: every row created or "
+            "already there; 3: some rows invalid or rejected; 1: stopped (token, permission, event)."
+        ),
+    )
+    source = imports.add_mutually_exclusive_group(required=True)
+    source.add_argument("file", nargs="?", type=Path, help="CSV file with a header line")
+    source.add_argument("--query", help="SQL on the sync's destination returning the same columns")
+    imports.add_argument("--event", required=True, help="event id")
+    imports.add_argument("--ticket", required=True, help="ticket id (of that event)")
+    imports.add_argument("--use-stock", action="store_true", help="debit each ticket from the lot's stock")
+    imports.add_argument("--dry-run", action="store_true", help="validate and compare, send nothing")
+    imports.add_argument("--results", type=Path, help="results CSV (default: next to the input)")
+    imports.add_argument("--destination", default=DEFAULT_DESTINATION)
+    imports.add_argument("--dataset", default=DATASET_NAME)
+    imports.set_defaults(run=run_attendees_import)
     add_webhook_commands(commands)
+
+
+def run_attendees_import(options: argparse.Namespace) -> int:
+    from pipelines.attendees_import import read_csv, read_query, run_import
+
+    check_destination_name(options.destination)
+    if options.file is not None:
+        if not options.file.is_file():
+            raise ConfigurationError(f"{options.file} is not a file")
+        rows = read_csv(options.file)
+        default_results = options.file.with_name(options.file.stem + ".results.csv")
+    else:
+        rows = read_query(options.query, options.destination, options.dataset)
+        default_results = Path("attendee-import.results.csv")
+    if not rows:
+        raise ConfigurationError("the input has no rows")
+    return run_import(
+        rows,
+        options.event,
+        options.ticket,
+        use_stock=options.use_stock,
+        dry_run=options.dry_run,
+        results=options.results or default_results,
+        destination=options.destination,
+        dataset=options.dataset,
+    )

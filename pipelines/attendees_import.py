@@ -1,0 +1,427 @@
+"""`platform-sync attendees import`: add people to an event's attendee list, from a CSV or a SQL query.
+
+The order of a run, and why:
+1. Every row is validated before any request (name, email, CPF with its check digits or a passport,
+   phone); bad rows are reported with their line numbers and never sent.
+2. The event's attendee list is read once: a person already on it (same document or email) is skipped.
+   This also settles the rows a killed run may have sent: the journal (`.dlt/imports/`, one per event
+   and ticket, fsynced) records an intent before each POST and its outcome after, so an intent without
+   an outcome found on the list is reported as created, and one not found is sent again.
+3. The rest is sent through the API client, whose rate limiter paces `add_attendee` at its 30 per
+   minute (no 429), with progress and an ETA on stderr. A 422 rejects one row and the run goes on; a
+   401/403 stops it with what to do; a POST whose answer was lost is never resent blindly: the list is
+   searched for the person first.
+4. Each row's outcome goes to a results CSV and to the warehouse table `attendee_imports` (dlt).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import dlt
+
+from pipelines.lock import hold, run_lock
+from pipelines.platform_pipeline import make_pipeline
+from pipelines.webhooks.loader import companion_pipeline
+from sources.platform.client import PlatformClient
+from sources.platform.errors import (
+    REAUTHORIZE_HINT,
+    AuthenticationError,
+    ConfigurationError,
+    NotFoundError,
+    PermissionDeniedError,
+    PlatformError,
+    ValidationError,
+)
+
+IMPORT_PIPELINE = "platform_sync_attendee_imports"
+IMPORT_TABLE = "attendee_imports"
+EMAIL = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;.]{2,}$")
+PASSPORT = re.compile(r"^[A-Z0-9]{5,20}$")
+RESULT_FIELDS = ("line", "name", "email", "document_type", "outcome", "attendee_id", "reason")
+
+
+@dataclass
+class Row:
+    """One input row, normalized when valid; `problems` says why it is not."""
+
+    line: int
+    name: str
+    email: str
+    document: str
+    document_type: str
+    phone: str
+    problems: list[str] = field(default_factory=list)
+    outcome: str = ""  # created | skipped | invalid | rejected | failed | not_sent | would_create
+    attendee_id: str = ""
+    reason: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.document_type}:{self.document}"
+
+
+def cpf_check_digits(nine: str) -> str:
+    """The two check digits of a CPF's first nine digits (modulo 11)."""
+    digits = [int(c) for c in nine]
+    for weight in (10, 11):
+        total = sum(d * w for d, w in zip(digits, range(weight, 1, -1), strict=False))
+        digits.append(0 if total % 11 < 2 else 11 - total % 11)
+    return f"{digits[9]}{digits[10]}"
+
+
+def validate(line: int, raw: Mapping[str, Any]) -> Row:
+    """A row from its columns (`name`, `email`, `document`, `phone`, optional `document_type`)."""
+    get = lambda key: str(raw.get(key) or "").strip()  # noqa: E731
+    name, email, document, phone, kind = get("name"), get("email").lower(), get("document"), get("phone"), ""
+    problems = []
+    if len(name) < 2:
+        problems.append("name is missing")
+    if not EMAIL.match(email):
+        problems.append(f"email {email!r} is not an email address")
+    kind = get("document_type").lower()
+    digits = re.sub(r"[.\-\s]", "", document)
+    if not kind:
+        kind = "cpf" if digits.isdigit() else "passport"
+    if kind == "cpf":
+        if len(digits) != 11 or not digits.isdigit() or len(set(digits)) == 1:
+            problems.append("document is not a CPF (11 digits)")
+        elif cpf_check_digits(digits[:9]) != digits[9:]:
+            problems.append("CPF check digits are wrong")
+        document = digits
+    elif kind == "passport":
+        document = document.upper().replace(" ", "")
+        if not PASSPORT.match(document):
+            problems.append("passport must be 5 to 20 letters and digits")
+    else:
+        problems.append(f"document_type {kind!r} is not cpf or passport")
+    phone_digits = re.sub(r"[+()\-\s.]", "", phone)
+    if not (phone_digits.isdigit() and 10 <= len(phone_digits) <= 13):
+        problems.append("phone must have 10 to 13 digits (area code included)")
+    return Row(line, name, email, document, kind, phone_digits, problems)
+
+
+def read_csv(path: Path) -> list[Row]:
+    """Rows of a CSV with a header line; line numbers are the file's (the header is line 1)."""
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        missing = {"name", "email", "document", "phone"} - {
+            f.strip().lower() for f in reader.fieldnames or []
+        }
+        if missing:
+            raise ConfigurationError(f"{path}: the header lacks the column(s) {', '.join(sorted(missing))}")
+        rows = []
+        for raw in reader:
+            columns = {str(k).strip().lower(): v for k, v in raw.items() if k is not None}
+            rows.append(validate(reader.line_num, columns))
+    return rows
+
+
+def read_query(sql: str, destination: str, dataset: str) -> list[Row]:
+    """Rows of a SQL query on the sync's destination (read lock); line N is the query's Nth row."""
+    pipeline = make_pipeline(destination, dataset)
+    with run_lock(pipeline, "read", command="platform-sync attendees import --query"):
+        with pipeline.sql_client() as client, client.execute_query(sql) as cursor:
+            names = [str(d[0]).lower() for d in cursor.description]
+            records = cursor.fetchall()
+    return [validate(n, dict(zip(names, record, strict=True))) for n, record in enumerate(records, 1)]
+
+
+def mark_duplicates(rows: list[Row]) -> None:
+    """A valid row whose document or email an earlier valid row has is skipped, naming that line."""
+    seen: dict[str, int] = {}
+    for row in rows:
+        if row.problems:
+            row.outcome, row.reason = "invalid", "; ".join(row.problems)
+            continue
+        first = seen.get(row.key) or seen.get(row.email)
+        if first is not None:
+            row.outcome, row.reason = "skipped", f"duplicate of line {first} in this input"
+            continue
+        seen[row.key] = seen[row.email] = row.line
+
+
+class Journal:
+    """Intents and outcomes of POSTs, one JSON line each, fsynced before the POST / after the answer."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.in_doubt: dict[str, dict[str, Any]] = {}
+        self.last_intent: float | None = None  # epoch seconds of the latest POST of any run
+        if path.exists():
+            for text in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(text)
+                except ValueError:
+                    continue  # a line cut by a crash: its POST had not been sent yet
+                if entry.get("step") == "intent":
+                    self.in_doubt[entry["key"]] = entry
+                    self.last_intent = datetime.fromisoformat(entry["at"]).timestamp()
+                else:
+                    self.in_doubt.pop(entry.get("key"), None)
+        self._handle = path.open("a", encoding="utf-8")
+
+    def write(self, **entry: Any) -> None:
+        self._handle.write(json.dumps({**entry, "at": datetime.now(UTC).isoformat()}) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def attendee_index(client: PlatformClient, event_id: str, search: str | None = None) -> dict[str, str]:
+    """Documents (`cpf:...`, `passport:...`) and emails of the event's attendees -> attendee id."""
+    index: dict[str, str] = {}
+    params = {"search": search} if search else None
+    for page in client.paginate("list_attendees", path_params={"id": event_id}, params=params):
+        for item in page.items:
+            attendee_id = str(item.get("id") or "")
+            kind = str(item.get("documentType") or "").lower()
+            document = str(item.get("document") or "")
+            document = re.sub(r"[.\-\s]", "", document) if kind == "cpf" else document.upper()
+            if document:
+                index[f"{kind}:{document}"] = attendee_id
+            if item.get("email"):
+                index[str(item["email"]).strip().lower()] = attendee_id
+    return index
+
+
+def found(index: Mapping[str, str], row: Row) -> str | None:
+    return index.get(row.key) or index.get(row.email)
+
+
+@dataclass
+class Progress:
+    """A line on stderr every few seconds: rows sent, outcomes, and an ETA at the observed pace."""
+
+    total: int
+    started: float = field(default_factory=time.monotonic)
+    last: float = 0.0
+    done: int = 0
+
+    def step(self, rows: Iterable[Row], force: bool = False) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if not force and now - self.last < 2.0 and self.done < self.total:
+            return
+        self.last = now
+        pace = (now - self.started) / self.done
+        eta = int(pace * (self.total - self.done))
+        counts: dict[str, int] = {}
+        for row in rows:
+            if row.outcome:
+                counts[row.outcome] = counts.get(row.outcome, 0) + 1
+        told = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        print(f"sent {self.done}/{self.total} ({told}); ETA {eta // 60}:{eta % 60:02d}", file=sys.stderr)
+
+
+def rate_window() -> float:
+    """Seconds of the API's rate-limit window as the client sees it (a minute over the time scale),
+    with the client's margin and a little more."""
+    scale: Any = dlt.config.get("sources.platform.rate_limit_time_scale") or 1.0
+    return 60.0 / float(scale) * 1.05
+
+
+def client_from_config() -> PlatformClient:
+    """The API client as the sync builds it, from `[sources.platform]` config and secrets."""
+    base_url: Any = dlt.config.get("sources.platform.base_url")
+    token: Any = dlt.secrets.get("sources.platform.access_token")
+    if not base_url or not token:
+        raise ConfigurationError("missing base_url or access_token under [sources.platform]")
+    scale: Any = dlt.config.get("sources.platform.rate_limit_time_scale") or 1.0
+    limits: Any = dlt.config.get("sources.platform.rate_limits") or {}
+    tries: Any = dlt.config.get("sources.platform.max_retries") or 6
+    return PlatformClient(
+        str(base_url),
+        str(token),
+        rate_limits=dict(limits),
+        rate_limit_time_scale=float(scale),
+        max_retries=int(tries),
+    )
+
+
+def send(
+    client: PlatformClient,
+    rows: list[Row],
+    event_id: str,
+    ticket_id: str,
+    use_stock: bool,
+    journal: Journal,
+    window: float,
+) -> str | None:
+    """POST each row still to send; the reason the run stopped (401/403/404), or None."""
+    todo = [row for row in rows if not row.outcome]
+    wait_out_earlier_run(journal, window)
+    progress = Progress(len(todo))
+    for n, row in enumerate(todo):
+        body = {
+            "eventId": event_id,
+            "ticketId": ticket_id,
+            "name": row.name,
+            "document": row.document,
+            "documentType": row.document_type,
+            "email": row.email,
+            "phone": row.phone,
+            "useStock": use_stock,
+        }
+        journal.write(step="intent", key=row.key, email=row.email, line=row.line)
+        try:
+            answer = client.request("add_attendee", json=body)
+            row.outcome, row.attendee_id = "created", str(answer.get("id") or "")
+        except ValidationError as exc:
+            row.outcome, row.reason = "rejected", exc.server_message or str(exc)
+        except (AuthenticationError, PermissionDeniedError, NotFoundError) as exc:
+            for later in todo[n:]:
+                later.outcome, later.reason = "not_sent", "the run stopped before this row"
+            journal.write(step="outcome", key=row.key, outcome="not_sent")
+            return stop_message(exc)
+        except PlatformError as exc:  # the answer was lost or the server failed: did it go through?
+            there = found(attendee_index(client, event_id, search=row.email), row)
+            if there:
+                row.outcome, row.attendee_id = "created", there
+            else:
+                row.outcome, row.reason = (
+                    "failed",
+                    f"{exc}; not created (checked the list): run again to retry",
+                )
+        journal.write(step="outcome", key=row.key, outcome=row.outcome, id=row.attendee_id)
+        progress.step(rows, force=n == len(todo) - 1)
+    return None
+
+
+def wait_out_earlier_run(journal: Journal, window: float) -> None:
+    """A run killed a moment ago spent part of this rate window at the platform, which this process's
+    limiter cannot know: wait until a whole window has passed since its last POST (no 429)."""
+    if journal.last_intent is None:
+        return
+    wait = journal.last_intent + window - time.time()
+    if wait > 0:
+        print(
+            f"waiting {wait:.1f}s: an earlier run sent requests within the last rate window", file=sys.stderr
+        )
+        time.sleep(wait)
+
+
+def stop_message(exc: PlatformError) -> str:
+    if isinstance(exc, AuthenticationError):
+        return f"the token was rejected (401): {REAUTHORIZE_HINT}"
+    if isinstance(exc, NotFoundError):
+        return f"the event or the ticket was not found (404): check --event and --ticket. {exc}"
+    return (
+        "the token may not add attendees to this event (403): it needs the scopes events_read and "
+        f"events_write and an event of its account; authorize again with them. {exc}"
+    )
+
+
+def write_results(path: Path, rows: list[Row]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RESULT_FIELDS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: v for k, v in asdict(row).items() if k in RESULT_FIELDS})
+
+
+def load_results(rows: list[Row], event_id: str, ticket_id: str, destination: str, dataset: str) -> str:
+    """The outcomes into `attendee_imports` (one row per input row and run); returns the run's id."""
+    import_id = uuid.uuid4().hex
+    imported_at = datetime.now(UTC)
+    records = [
+        {
+            "import_id": import_id,
+            "imported_at": imported_at,
+            "event_id": event_id,
+            "ticket_id": ticket_id,
+            **{k: v for k, v in asdict(row).items() if k in RESULT_FIELDS},
+        }
+        for row in rows
+    ]
+    pipeline = companion_pipeline(IMPORT_PIPELINE, destination, dataset)
+    with run_lock(pipeline, "write", command="platform-sync attendees import"):
+        resource = dlt.resource(
+            records, name=IMPORT_TABLE, primary_key=("import_id", "line"), write_disposition="merge"
+        )
+        pipeline.run(resource).raise_on_failed_jobs()
+    return import_id
+
+
+def journal_path(event_id: str, ticket_id: str) -> Path:
+    digest = hashlib.sha256(f"{event_id}|{ticket_id}".encode()).hexdigest()[:16]
+    return Path(".dlt") / "imports" / f"attendees-{digest}.jsonl"
+
+
+def run_import(
+    rows: list[Row],
+    event_id: str,
+    ticket_id: str,
+    *,
+    use_stock: bool,
+    dry_run: bool,
+    results: Path,
+    destination: str,
+    dataset: str,
+) -> int:
+    """The whole import; exit status 0 (every row created or already there), 3 (some invalid or
+    rejected), 1 (stopped: token, permission, event/ticket), 2 (nothing valid to do)."""
+    mark_duplicates(rows)
+    for row in rows:
+        if row.outcome == "invalid":
+            print(f"line {row.line}: {row.reason}", file=sys.stderr)
+    valid = [row for row in rows if row.outcome != "invalid"]
+    print(f"{len(rows)} rows: {len(valid)} valid, {len(rows) - len(valid)} invalid", file=sys.stderr)
+    stopped = None
+    with (
+        client_from_config() as client,
+        hold(
+            journal_path(event_id, ticket_id).with_suffix(".lock"),
+            "write",
+            f"the attendee import of event {event_id}",
+        ),
+    ):
+        event = client.request("event_details", path_params={"id": event_id})
+        if ticket_id not in {str(t.get("id")) for t in event.get("tickets") or []}:
+            raise ConfigurationError(f"ticket {ticket_id} is not a ticket of event {event_id}")
+        journal = Journal(journal_path(event_id, ticket_id))
+        try:
+            index = attendee_index(client, event_id)
+            for row in valid:
+                there = None if row.outcome else found(index, row)
+                if there:
+                    doubt = row.key in journal.in_doubt
+                    row.outcome, row.attendee_id = ("created" if doubt else "skipped"), there
+                    row.reason = "sent by an interrupted run" if doubt else "already on the attendee list"
+                    if doubt and not dry_run:
+                        journal.write(step="outcome", key=row.key, outcome="created", id=there)
+                elif not row.outcome and dry_run:
+                    row.outcome = "would_create"
+            if not dry_run:
+                stopped = send(client, rows, event_id, ticket_id, use_stock, journal, rate_window())
+        finally:
+            journal.close()
+    write_results(results, rows)
+    counts = {o: sum(1 for r in rows if r.outcome == o) for o in dict.fromkeys(r.outcome for r in rows)}
+    print("outcomes: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + f"; results in {results}")
+    if not dry_run:
+        import_id = load_results(rows, event_id, ticket_id, destination, dataset)
+        print(f"recorded in {dataset}.{IMPORT_TABLE} (import_id {import_id})")
+    for row in rows:
+        if row.outcome == "rejected":
+            print(f"line {row.line}: rejected by the platform: {row.reason}", file=sys.stderr)
+    if stopped:
+        print(f"STOPPED: {stopped}", file=sys.stderr)
+        return 1
+    return 3 if any(r.outcome in ("invalid", "rejected", "failed") for r in rows) else 0
