@@ -39,7 +39,53 @@ def add_write_commands(commands: Any) -> None:
     imports.add_argument("--destination", default=DEFAULT_DESTINATION)
     imports.add_argument("--dataset", default=DATASET_NAME)
     imports.set_defaults(run=run_attendees_import)
+    add_cart_commands(commands)
     add_webhook_commands(commands)
+
+
+def add_cart_commands(commands: Any) -> None:
+    cart = commands.add_parser("cart", help="create checkout carts")
+    actions = cart.add_subparsers(dest="cart_command", required=True)
+    create = actions.add_parser(
+        "create",
+        help="create a checkout cart (--file cart.json, or flags for one item); prints the payment URL",
+        description=(
+            "Checks the spec's rules first (orderId, postbackUrl, items with productId, description and "
+            "quantity, BRL only, products of this account). An orderId is sent once: a rerun prints the "
+            "payment URL of the cart created before, and a cart whose answer was lost is not sent again "
+            "until you have checked the platform and pass --resend."
+        ),
+    )
+    create.add_argument("--file", type=Path, help="JSON file with the Cart request of the API spec")
+    create.add_argument("--order-id", help="orderId (with the flags for one item)")
+    create.add_argument("--postback-url", help="postbackUrl: the webhook URL the platform calls")
+    create.add_argument("--return-url", help="returnUrl: where the buyer goes after paying")
+    create.add_argument("--product", help="productId of the one item")
+    create.add_argument("--description", help="description shown to the buyer")
+    create.add_argument("--quantity", type=int, default=1)
+    create.add_argument("--price", type=float, help="unit price (default: the product's price)")
+    create.add_argument("--currency", default="BRL", help="only BRL is accepted by the platform")
+    create.add_argument("--installments", type=int)
+    create.add_argument("--customer-email")
+    create.add_argument("--customer-name")
+    create.add_argument("--resend", action="store_true", help="send even if this orderId was sent before")
+    create.set_defaults(run=run_cart_create)
+
+
+def run_cart_create(options: argparse.Namespace) -> int:
+    from pipelines.attendees_import import client_from_config
+    from pipelines.carts import cart_from_flags, create_cart, read_cart_file
+
+    if options.file is not None:
+        body = read_cart_file(options.file)
+    elif options.order_id and options.product:
+        body = cart_from_flags(options)
+    else:
+        raise ConfigurationError(
+            "give --file cart.json, or --order-id, --postback-url, --product, --description"
+        )
+    with client_from_config() as client:
+        return create_cart(client, body, resend=options.resend)
 
 
 def run_attendees_import(options: argparse.Namespace) -> int:
