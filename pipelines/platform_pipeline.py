@@ -14,6 +14,7 @@ from dlt.common.pipeline import LoadInfo
 from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
+from pipelines.load_memory import run_within_memory
 from pipelines.memory import (
     ReleaseMemoryBetweenSteps,
     bound_writer_buffers,
@@ -128,7 +129,7 @@ def sync(
     run_options: dict[str, Any] = {"loader_file_format": file_format(pipeline)}
     if full_refresh:
         run_options["refresh"] = "drop_sources"
-    load_info = pipeline.run(source, **run_options)
+    load_info = run_within_memory(pipeline, source, **run_options)
     total = time.monotonic() - started
     return SyncResult(
         load_info=load_info,
