@@ -76,7 +76,7 @@ class SandboxState:
     faults: FaultInjector
     stats: Stats = field(default_factory=Stats)
     drift: DriftInjector = field(default_factory=DriftInjector)
-    webhooks: WebhookSender = field(default_factory=WebhookSender)  # docs/contracts.md part 8
+    webhooks: WebhookSender = field(default_factory=WebhookSender)  # docs/contracts.md part 6
 
 
 @dataclass(frozen=True)

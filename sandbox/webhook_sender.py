@@ -3,7 +3,7 @@
 As the platform does (field notes): each delivery is the JSON envelope `{id, event, data, sentDate}`
 with header `x-signature` = hex HMAC-SHA256 of the raw body under the configured secret; turning a URL
 on sends a `ping`; a delivery that is not answered 2xx is sent again every minute for two days. The
-sandbox divides both by its time scale (docs/contracts.md part 8). Deliveries go out one at a time, in
+sandbox divides both by its time scale (docs/contracts.md part 6). Deliveries go out one at a time, in
 order, from a task of the server's event loop, so the API never waits for the receiver.
 """
 

@@ -1,5 +1,5 @@
 """Webhook origins (six, each with a prefix and events named `<prefix>.<event_name>`) and the world's
-moves that the sandbox announces to a configured webhook URL (docs/contracts.md part 8).
+moves that the sandbox announces to a configured webhook URL (docs/contracts.md part 6).
 
 `world_moves(world, a, b)` lists what happened in the clock interval (a, b] (epoch milliseconds) as
 `Move`s: sales paid and refunded, subscriptions created and changed, attendees checked in, lesson
