@@ -57,6 +57,7 @@ class SourceContext:
     decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
     _finished: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _known_sales: set[str] | None = None  # the destination's sale ids, read when first needed
 
     def parse(self, stream: Stream, items: Iterable[Any], extra: Mapping[str, Any] | None = None) -> Rows:
         """The rows of a page's records (`records.RecordReader`)."""
@@ -111,8 +112,25 @@ class SourceContext:
 
     def offer_sale_ids(self, stream: Stream, batch: Batch) -> None:
         path = SALE_REFERENCES.get(stream.name)
-        if path and _sales_selected():
+        if not path:
+            return
+        if _sales_selected():
             self.sale_ids.offer(values_at(batch, path))
+        else:
+            self._keep_sale_ids_pending(values_at(batch, path))
+
+    def _keep_sale_ids_pending(self, ids: Iterable[Any]) -> None:
+        """An extract without `sales` (`--resources event_attendees`) moves its producers' cursors past
+        the sales they reference: the ids the destination does not hold yet join `sales`' pending ids,
+        committed with this extract, so the next run with `sales` fetches them."""
+        with self._lock:
+            if self._known_sales is None:
+                self._known_sales = set(SaleLedger.from_destination(0, 0, time.time()).known)
+            fresh = {str(i) for i in ids if i not in (None, "")} - self._known_sales
+            if not fresh:
+                return
+            sales = dlt.current.source_state().setdefault("resources", {}).setdefault("sales", {})
+            sales["pending"] = sorted({*sales.get("pending", []), *fresh})
 
 
 def _current_load_id() -> str | None:
@@ -376,26 +394,35 @@ def read_sales(ctx: SourceContext) -> Iterator[Rows]:
         ctx.report.skip(stream.name, _scope_message(stream, missing))
         return
     fetcher = SaleFetcher(ctx.client, settings.sales_max_requests, settings.sales_concurrency)
+    page: Rows = []
+    page_ids: list[str] = []  # the ids of `page`: pending for the next run until dlt has the page
     try:
-        page: Rows = []
         for sale_id, sale in fetcher.run(ctx.sale_ids, ledger, carried):
             if sale is None:
                 continue
             try:
                 page.extend(ctx.parse(stream, [sale]))
+                page_ids.append(sale_id)
             except RecordValidationError as exc:  # strict: keep the id for a later run rather than lose it
                 fetcher.left_over.append(sale_id)
                 ctx.report.fail(stream.name, str(exc))
             if len(page) >= 100:
                 yield page
-                page = []
+                page, page_ids = [], []
         if page:
             yield page
+            page, page_ids = [], []
     except PlatformError:
+        # A token revoked mid-run (or any failure of the fetcher) must not drop the sales fetched so far:
+        # they are handed to dlt before the error goes on to `guarded`, which reports it.
         fetcher.left_over.extend(drain(ctx.sale_ids, ledger.known))
+        if page:
+            rows, page, page_ids = page, [], []
+            yield rows
         raise
     finally:
-        state["pending"] = sorted(set(fetcher.left_over))
+        # Whatever was fetched but not handed over (the extract stopped this generator) waits as pending.
+        state["pending"] = sorted({*fetcher.left_over, *page_ids})
     if fetcher.left_over:
         ctx.report.warn(
             f"{len(fetcher.left_over)} sale ids wait for the next run "
