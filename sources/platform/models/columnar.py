@@ -211,25 +211,44 @@ def page_table(
 def packed_pages(
     layout: Layout | None, pages: Iterable[list[dict[str, Any]] | pa.Table], load_id: str | None = None
 ) -> Iterator[Any]:
-    """The pages in order, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows (with
-    the load id if given); the others as the rows they are. A page that arrives packed already (by a
-    helper process, see ``offload.py``) is joined as it is."""
+    """The pages' rows, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows (with the
+    load id if given); the others as the rows they are. A page that arrives packed already (by a helper
+    process, see ``offload.py``) is joined as it is. Within a page, the rows with a field the model does
+    not know (a field the API added) stay rows and the others are packed: one new field in one record
+    does not cost its whole page the fast path."""
     if layout is None:
         yield from pages
         return
     buffered: list[pa.Table] = []
     count = 0
     for rows in pages:
-        table = rows if isinstance(rows, pa.Table) else page_table(layout, rows, load_id)
-        if table is not None:
-            buffered.append(table)
-            count += table.num_rows
-            if count < BATCH_ROWS:
-                continue
-        if buffered:
+        if isinstance(rows, pa.Table):
+            table, rest = rows, []
+        else:
+            table, rest = _split_page(layout, rows, load_id)
+        if rest:
+            yield rest
+        if table is None:
+            continue
+        buffered.append(table)
+        count += table.num_rows
+        if count >= BATCH_ROWS:
             yield pa.concat_tables(buffered)
             buffered, count = [], 0
-        if table is None and rows:
-            yield rows
     if buffered:
         yield pa.concat_tables(buffered)
+
+
+def _split_page(
+    layout: Layout, rows: list[dict[str, Any]], load_id: str | None
+) -> tuple[pa.Table | None, list[dict[str, Any]]]:
+    """(the table of the rows Arrow can carry, the other rows)."""
+    known = [row for row in rows if layout.shape.holds(row)]
+    if len(known) < len(rows):
+        rest = [row for row in rows if not layout.shape.holds(row)]
+    else:
+        rest = []
+    table = page_table(layout, known, load_id, known_keys=True) if known else None
+    if table is None:
+        return None, rows
+    return table, rest
