@@ -14,7 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from dlt.common.configuration.exceptions import ConfigFieldMissingException
+from dlt.common.configuration.exceptions import (
+    ConfigFieldMissingException,
+    ConfigValueCannotBeCoercedException,
+    ValueNotSecretException,
+)
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.lock import LockHeld, run_lock
@@ -32,6 +36,7 @@ from pipelines.progress import progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
 from pipelines.write_commands import add_write_commands
+from sources.platform.config_check import explain as explain_config_error
 from sources.platform.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
 from sources.platform.streams import STREAMS
 
@@ -54,6 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
         say(f"configuration error: {_config_message(exc)}", event="exit")
+        return EXIT_CONFIG
+    except (ConfigValueCannotBeCoercedException, ValueNotSecretException) as exc:  # while dlt resolves
+        say(f"configuration error: {explain_config_error(exc)}", event="exit")
         return EXIT_CONFIG
     except LockHeld as exc:
         say(f"not started: {exc}", event="exit")

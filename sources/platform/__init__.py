@@ -6,6 +6,7 @@ retries and rate limits, `readers.py` how each resource reads, `streams.py` what
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -19,6 +20,7 @@ from dlt.extract.resource import DltResource
 from sources.platform import readers
 from sources.platform.batches import Batch
 from sources.platform.client import PlatformClient
+from sources.platform.config_check import check_list, check_source_config
 from sources.platform.departures import declare_tables
 from sources.platform.models import columns_for, nested_hints_for
 from sources.platform.offload import PageDecoder
@@ -130,6 +132,16 @@ def platform_source(
         client: An API client to use instead of one built from config (tests, custom transports).
         report: Collects skipped and failed resources of this run; the command line reads it.
     """
+    # Before anything else: a misspelled key would otherwise be ignored, a string walked as a list.
+    check_source_config(inspect.signature(platform_source).parameters, STREAMS)
+    for name, value in (
+        ("event_ids", event_ids),
+        ("community_ids", community_ids),
+        ("sale_ids", sale_ids),
+        ("course_ids", course_ids),
+        ("granted_scopes", granted_scopes),
+    ):
+        check_list(name, value)
     settings = SourceSettings(
         start_date=parse_start_date(start_date),
         items_per_page=positive("items_per_page", items_per_page),

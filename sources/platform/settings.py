@@ -92,8 +92,17 @@ def parse_start_date(value: str | datetime) -> datetime:
     return parsed.in_timezone("UTC")
 
 
+LIST_EXAMPLES = {"student_slugs": '["ana-lima"]', "delivery_ids": "[12]"}
+
+
 def parse_schools(value: Sequence[Mapping[str, Any]] | None) -> tuple[School, ...]:
     """Validate `schools = [{team_slug = "...", student_slugs = [...], delivery_ids = [...]}]`."""
+    if value is not None and (isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence)):
+        raise ConfigurationError(
+            "schools must be an array of tables, e.g. "
+            'schools = [{team_slug = "my-school", student_slugs = ["ana-lima"], delivery_ids = [12]}]; '
+            f"got {value!r}"
+        )
     schools = []
     for position, entry in enumerate(value or []):
         if not isinstance(entry, Mapping) or not entry.get("team_slug"):
@@ -108,6 +117,16 @@ def parse_schools(value: Sequence[Mapping[str, Any]] | None) -> tuple[School, ..
                 f"schools[{position}] has unknown keys {sorted(unknown)}: "
                 "the keys are team_slug, student_slugs and delivery_ids"
             )
+        for key in ("student_slugs", "delivery_ids"):
+            listed = entry.get(key)
+            if listed is not None and (
+                isinstance(listed, str | bytes | Mapping) or not isinstance(listed, Sequence)
+            ):
+                # a string is a sequence too: walked, "one-slug" would be nine students of one letter
+                raise ConfigurationError(
+                    f"schools[{position}].{key} must be a list, e.g. "
+                    f"{key} = {LIST_EXAMPLES[key]}; got {listed!r}"
+                )
         try:
             delivery_ids = tuple(int(d) for d in entry.get("delivery_ids") or ())
         except (TypeError, ValueError) as exc:
