@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import logging
 import os
 import pickle
@@ -32,17 +33,18 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 import pyarrow as pa
 
 from sources.platform.errors import MalformedResponseError
-from sources.platform.models import parse_page_strictly
-from sources.platform.models.columnar import page_table
+from sources.platform.models import Departure, parse_page_strictly
+from sources.platform.models.columnar import Layout, page_table, split_page
 from sources.platform.paging import Page, parse_envelope
+from sources.platform.records import RecordReader
 from sources.platform.streams import STREAMS
 
 logger = logging.getLogger("platform_sync.offload")
@@ -67,6 +69,36 @@ class PageJob:
     content: bytes
     extra: Mapping[str, Any] | None = None
     load_id: str | None = None
+    # Read records that depart from the spec (off: `strict`, left to this process), and the incremental
+    # cursor's field, whose departure leaves the page to this process (`records.new_rows`' rule).
+    tolerant: bool = True
+    cursor: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class DecodedPage(Page):
+    """A page a helper decoded although some records depart from the spec: the rows Arrow can carry are
+    `items` (a table), the others `leftover`, and what departed, record by record, `departures`."""
+
+    leftover: list[dict[str, Any]] = field(default_factory=list)
+    departures: list[tuple[str | None, list[Departure]]] = field(default_factory=list)
+
+
+class _Departures:
+    """What a helper's `RecordReader` found, to send back; a quarantined record leaves the page to this
+    process, which knows the token to redact."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str | None, list[Departure]]] = []
+        self.quarantined = False
+
+    def record(self, resource: str, record_id: Any, departures: Sequence[Departure]) -> None:
+        self.found.append((None if record_id is None else str(record_id), list(departures)))
+
+    def quarantine(
+        self, resource: str, reason: str, record_id: Any, raw: Any, redact: Callable[[str], str]
+    ) -> None:
+        self.quarantined = True
 
 
 def decode_page(job: PageJob) -> Page | None:
@@ -79,8 +111,11 @@ def decode_page(job: PageJob) -> Page | None:
         return None
     try:
         document = parse_page_strictly(stream.model, job.content)
+    except ValueError:  # a record departs from the spec, or the body is no page at all
+        return _decode_tolerantly(job, layout) if job.tolerant else None
+    try:
         page = parse_envelope(document, operation=job.operation, requested_page=job.requested_page)
-    except (ValueError, MalformedResponseError):
+    except MalformedResponseError:
         return None
     rows = page.items
     if not rows:
@@ -92,6 +127,29 @@ def decode_page(job: PageJob) -> Page | None:
     if table is None:
         return None
     return Page(table, page.page, page.pages, page.total_items, page.items_per_page)
+
+
+def _decode_tolerantly(job: PageJob, layout: Layout) -> DecodedPage | None:
+    """A page some of whose records depart from the spec, read record by record as this process would
+    (`records.RecordReader`), or None when a record is quarantined or departs in the cursor's field."""
+    stream = STREAMS[job.stream]
+    try:
+        page = parse_envelope(
+            json.loads(job.content), operation=job.operation, requested_page=job.requested_page
+        )
+    except (ValueError, MalformedResponseError):
+        return None
+    found = _Departures()
+    reader = RecordReader(strict=False, log=found, redact=str)
+    tracked = reader.read(stream, page.items, job.extra, job.cursor)
+    if found.quarantined or any(departed for _, departed in tracked):
+        return None
+    table, leftover = split_page(layout, [row for row, _ in tracked], job.load_id)
+    if table is None:
+        return None
+    return DecodedPage(
+        table, page.page, page.pages, page.total_items, page.items_per_page, leftover, found.found
+    )
 
 
 # --- the wire: length-prefixed pickles over the helper's stdin and stdout ---
@@ -128,14 +186,20 @@ def _encode_answer(page: Page | None) -> tuple[Any, ...] | None:
     if page is None:
         return None
     items = _table_to_bytes(page.items) if isinstance(page.items, pa.Table) else None
-    return (items, page.page, page.pages, page.total_items, page.items_per_page)
+    answer = (items, page.page, page.pages, page.total_items, page.items_per_page)
+    if isinstance(page, DecodedPage):
+        return (*answer, page.leftover, page.departures)
+    return answer
 
 
 def _decode_answer(answer: tuple[Any, ...] | None) -> Page | None:
     if answer is None:
         return None
-    items, number, pages, total_items, items_per_page = answer
+    items, number, pages, total_items, items_per_page, *departed = answer
     table = pa.ipc.open_stream(items).read_all() if items is not None else []
+    if departed:
+        leftover, departures = departed
+        return DecodedPage(table, number, pages, total_items, items_per_page, leftover, departures)
     return Page(table, number, pages, total_items, items_per_page)
 
 

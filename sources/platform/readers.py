@@ -27,7 +27,7 @@ from sources.platform.errors import MissingScopeError, NotFoundError, Permission
 from sources.platform.interleave import interleaved
 from sources.platform.models import RecordValidationError
 from sources.platform.models.columnar import packed_pages
-from sources.platform.offload import PageDecoder, PageJob
+from sources.platform.offload import DecodedPage, PageDecoder, PageJob
 from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.paging import Page
 from sources.platform.records import RecordReader, new_rows
@@ -63,9 +63,12 @@ class SourceContext:
         """The rows of a page's records (`records.RecordReader`)."""
         return [row for row, _ in self.records.read(stream, items, extra)]
 
-    def offload(self, stream: Stream, extra: Mapping[str, Any] | None = None) -> PageDecode | None:
+    def offload(
+        self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None
+    ) -> PageDecode | None:
         """How a walk over the stream's pages hands them to the helper processes (`offload.py`), if it
-        can: the stream's model is flat and pages are packed into Arrow tables."""
+        can: the stream's model is flat and pages are packed into Arrow tables. A page with a record
+        whose `cursor` field departs from the spec is left to this process."""
         decoder = self.decoder
         if decoder is None or not self.settings.arrow_pages:
             return None
@@ -76,15 +79,22 @@ class SourceContext:
         def decode(content: bytes, number: int) -> Page | None:
             if number < decoder.from_page:
                 return None
-            return decoder.decode(PageJob(stream.name, stream.operation, number, content, extra, load_id))
+            tolerant = not self.settings.strict
+            job = PageJob(stream.name, stream.operation, number, content, extra, load_id, tolerant, cursor)
+            return decoder.decode(job)
 
         return decode
 
-    def batch(self, stream: Stream, page: Page, extra: Mapping[str, Any] | None = None) -> Batch:
-        """The page's rows, or its table if a helper process decoded it."""
-        if isinstance(page.items, pa.Table):
-            return page.items
-        return self.parse(stream, page.items, extra)
+    def batches(self, stream: Stream, page: Page, extra: Mapping[str, Any] | None = None) -> list[Batch]:
+        """The page's rows; or, if a helper process decoded it, its table and the rows it left as rows
+        (with their departures recorded here)."""
+        if not isinstance(page.items, pa.Table):
+            return [self.parse(stream, page.items, extra)]
+        if isinstance(page, DecodedPage):
+            for record_id, departures in page.departures:
+                self.report.departures.record(stream.name, record_id, departures)
+            return [page.items, page.leftover] if page.leftover else [page.items]
+        return [page.items]
 
     def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
@@ -199,7 +209,7 @@ def read_all(
     """Full scan of a paged list."""
     decode = ctx.offload(stream, extra)
     for page in ctx.client.paginate(stream.operation, params=dict(params or {}), decode=decode):
-        yield ctx.batch(stream, page, extra)
+        yield from ctx.batches(stream, page, extra)
 
 
 def read_lesson_comments(ctx: SourceContext) -> Iterator[Batch]:
@@ -265,7 +275,8 @@ def read_fiscal_documents(ctx: SourceContext) -> Iterator[Batch]:
     else:  # later runs re-scan the lag and whatever came since, in one paged request
         lag = pendulum.duration(days=settings.fiscal_documents_lag_days)
         windows = [(max(settings.start_date, cursor.value - lag), upper)]
-    decode = ctx.offload(stream)
+    emission, document_id = ("document", "emissionDate"), ("document", "id")
+    decode = ctx.offload(stream, cursor=emission)
 
     def walk(window_start: datetime, window_end: datetime) -> Callable[[], Iterator[Page]]:
         params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
@@ -274,18 +285,18 @@ def read_fiscal_documents(ctx: SourceContext) -> Iterator[Batch]:
     # Windows are walked three at a time (`interleave.py`): the cursor keeps the newest value seen in any
     # order and is committed only after the last page.
     walks = [walk(window_start, window_end) for window_start, window_end in windows]
-    emission, document_id = ("document", "emissionDate"), ("document", "id")
     for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):
-        batch: Batch
-        if isinstance(page.items, pa.Table):  # decoded by a helper: no record departs from the spec
-            batch = page.items
-            observe_newest(cursor, batch, emission, document_id)
+        if isinstance(page.items, pa.Table):  # decoded by a helper: no cursor value departs from the spec
+            batches = ctx.batches(stream, page)
+            for batch in batches:
+                observe_newest(cursor, batch, emission, document_id)
         else:
             tracked = ctx.records.read(stream, page.items, cursor=emission)
-            batch = [row for row, _ in tracked]
+            batches = [[row for row, _ in tracked]]
             observe_newest(cursor, [row for row, departed in tracked if not departed], emission, document_id)
-        ctx.offer_sale_ids(stream, batch)
-        yield batch
+        for batch in batches:
+            ctx.offer_sale_ids(stream, batch)
+            yield batch
     cursor.commit()
 
 

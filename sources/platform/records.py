@@ -3,16 +3,26 @@ silently, never letting a departed cursor value move a cursor."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sources.platform.cursor import Cursor
-from sources.platform.departures import DepartureLog
 from sources.platform.models import Departure, RecordValidationError, parse_record
 from sources.platform.streams import Stream, record_key
 
 TrackedRows = list[tuple[dict[str, Any], bool]]
+
+
+class DepartureSink(Protocol):
+    """Where a `RecordReader` puts departures and quarantined records (`departures.DepartureLog`, or what
+    a helper process sends back)."""
+
+    def record(self, resource: str, record_id: Any, departures: Sequence[Departure]) -> None: ...
+
+    def quarantine(
+        self, resource: str, reason: str, record_id: Any, raw: Any, redact: Callable[[str], str]
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -21,7 +31,7 @@ class RecordReader:
     secrets `redact`ed from quarantined JSON."""
 
     strict: bool
-    log: DepartureLog
+    log: DepartureSink
     redact: Callable[[str], str]
 
     def read(

@@ -15,10 +15,11 @@ import pytest
 from sources.platform.batches import observe_newest
 from sources.platform.cursor import Cursor
 from sources.platform.errors import ConfigurationError, PagingLoopError
-from sources.platform.models import parse_record
+from sources.platform.models import Departure, parse_record
 from sources.platform.models.columnar import page_table
-from sources.platform.offload import PageDecoder, PageJob, decode_page
+from sources.platform.offload import DecodedPage, PageDecoder, PageJob, decode_page
 from sources.platform.paging import Page, PageWalk
+from sources.platform.records import RecordReader
 from sources.platform.settings import decode_workers_or_default
 from sources.platform.streams import STREAMS
 from tests.source.test_models import RECORD_OF_TABLE, record
@@ -52,9 +53,11 @@ def _body(items: list[Any], page: int = 4, pages: int = 9, **envelope: Any) -> b
     return orjson.dumps(document)
 
 
-def _job(stream_name: str, content: bytes, extra: dict[str, Any] | None = None) -> PageJob:
+def _job(
+    stream_name: str, content: bytes, extra: dict[str, Any] | None = None, tolerant: bool = True
+) -> PageJob:
     stream = STREAMS[stream_name]
-    return PageJob(stream_name, stream.operation, 4, content, extra, LOAD_ID)
+    return PageJob(stream_name, stream.operation, 4, content, extra, LOAD_ID, tolerant)
 
 
 def _here(stream_name: str, items: list[dict[str, Any]], extra: dict[str, Any] | None) -> pa.Table:
@@ -121,22 +124,69 @@ def _eleven_decimals(items: list[dict[str, Any]]) -> None:
     items[0]["value"]["value"] = 1.12345678901
 
 
+class _Collected:
+    def __init__(self) -> None:
+        self.found: list[tuple[str | None, list[Departure]]] = []
+
+    def record(self, resource: str, record_id: Any, departures: Any) -> None:
+        self.found.append((str(record_id), list(departures)))
+
+    def quarantine(self, *args: Any) -> None:
+        raise AssertionError("nothing here is quarantined")
+
+
 @pytest.mark.parametrize(
-    ("change", "why"),
-    [
-        (_unknown_enum, "an enum value outside the spec: recorded as a departure, here"),
-        (_unknown_field, "a field the models do not know: dlt adds its column from rows"),
-        (_unknown_nested_field, "the same in a nested object"),
-        (_missing_field, "an invalid record: the error is raised here"),
-        (_eleven_decimals, "a decimal Arrow cannot carry exactly"),
-    ],
+    ("change", "left_as_rows"),
+    [(_unknown_enum, 0), (_unknown_field, 1), (_unknown_nested_field, 1), (_missing_field, 0)],
 )
-def test_a_page_that_is_not_strictly_valid_and_packable_is_left_to_this_process(
-    change: Any, why: str
+def test_a_helper_reads_a_page_that_departs_from_the_spec_exactly_as_this_process_would(
+    change: Any, left_as_rows: int
 ) -> None:
     items = _items("transfers")
     change(items)
+    page = decode_page(_job("transfers", _body(items)))
+    assert isinstance(page, DecodedPage) and isinstance(page.items, pa.Table)
+    here = _Collected()
+    rows = [row for row, _ in RecordReader(False, here, str).read(STREAMS["transfers"], items)]
+    assert here.found and page.departures == here.found  # the same departures, record by record
+    assert len(page.leftover) == left_as_rows  # the rows with a field the model does not know
+    packed = [row for row in rows if row not in page.leftover]
+    assert page.items.num_rows == len(packed) == len(rows) - left_as_rows
+    layout = STREAMS["transfers"].columnar_layout()
+    assert layout is not None
+    assert _without_row_ids(page.items) == _without_row_ids(page_table(layout, packed, LOAD_ID))
+    # the same page, read strictly, is left to this process (which fails the resource)
+    assert decode_page(_job("transfers", _body(items), tolerant=False)) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [(_eleven_decimals, "a decimal Arrow cannot carry exactly")],
+)
+def test_a_page_that_is_not_packable_is_left_to_this_process(change: Any, why: str) -> None:
+    items = _items("transfers")
+    change(items)
     assert decode_page(_job("transfers", _body(items))) is None, why
+
+
+def test_a_page_with_a_departed_cursor_value_or_an_unkeyed_record_is_left_to_this_process() -> None:
+    items = _items("fiscal_documents")
+    items[1]["document"]["emissionDate"] = "2026-05-01"
+    stream = STREAMS["fiscal_documents"]
+    job = PageJob(
+        "fiscal_documents",
+        stream.operation,
+        4,
+        _body(items),
+        None,
+        LOAD_ID,
+        True,
+        ("document", "emissionDate"),
+    )
+    assert decode_page(job) is None  # this process keeps the departed cursor value from the cursor
+    items = _items("transfers")
+    items[1]["id"] = None
+    assert decode_page(_job("transfers", _body(items))) is None  # quarantined here, the token redacted
 
 
 @pytest.mark.parametrize(

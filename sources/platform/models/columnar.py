@@ -222,10 +222,12 @@ def packed_pages(
     buffered: list[pa.Table] = []
     count = 0
     for rows in pages:
+        table: pa.Table | None
+        rest: list[dict[str, Any]] = []
         if isinstance(rows, pa.Table):
-            table, rest = rows, []
+            table = rows
         else:
-            table, rest = _split_page(layout, rows, load_id)
+            table, rest = split_page(layout, rows, load_id)
         if rest:
             yield rest
         if table is None:
@@ -239,10 +241,10 @@ def packed_pages(
         yield pa.concat_tables(buffered)
 
 
-def _split_page(
+def split_page(
     layout: Layout, rows: list[dict[str, Any]], load_id: str | None
 ) -> tuple[pa.Table | None, list[dict[str, Any]]]:
-    """(the table of the rows Arrow can carry, the other rows)."""
+    """(the table of the rows Arrow can carry, or None if it cannot carry them, and the other rows)."""
     known = [row for row in rows if layout.shape.holds(row)]
     if len(known) < len(rows):
         rest = [row for row in rows if not layout.shape.holds(row)]
