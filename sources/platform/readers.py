@@ -18,12 +18,13 @@ from typing import Any
 import dlt
 import pendulum
 import pyarrow as pa
-from dlt.common.storages.exceptions import CurrentLoadPackageStateNotAvailable
 
 from sources.platform.batches import Batch, Rows, observe_newest, values_at
 from sources.platform.client import PageDecode, PlatformClient
 from sources.platform.cursor import Cursor
-from sources.platform.errors import MissingScopeError, NotFoundError, PermissionDeniedError, PlatformError
+from sources.platform.errors import NotFoundError, PermissionDeniedError, PlatformError
+from sources.platform.extraction import current_load_id, sales_selected, selected_resources
+from sources.platform.guard import scope_message
 from sources.platform.interleave import interleaved
 from sources.platform.models import RecordValidationError
 from sources.platform.models.columnar import packed_pages
@@ -74,7 +75,7 @@ class SourceContext:
             return None
         if stream.columnar_layout() is None:
             return None
-        load_id = _current_load_id()
+        load_id = current_load_id()
 
         def decode(content: bytes, number: int) -> Page | None:
             if number < decoder.from_page:
@@ -100,14 +101,14 @@ class SourceContext:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
         row by row) and `arrow_pages` is on, else as they are; see `models/columnar.py`."""
         layout = stream.columnar_layout() if self.settings.arrow_pages else None
-        return packed_pages(layout, pages, _current_load_id())
+        return packed_pages(layout, pages, current_load_id())
 
     def finished(self, resource: str) -> None:
         """Note that a resource's reader is done; once all selected ones are, the helpers stop (they would
         only hold memory through normalize and load)."""
         if self.decoder is None:
             return
-        selected = _selected_resources()
+        selected = selected_resources()
         with self._lock:
             self._finished.add(resource)
             done = selected is not None and selected <= self._finished
@@ -124,7 +125,7 @@ class SourceContext:
         path = SALE_REFERENCES.get(stream.name)
         if not path:
             return
-        if _sales_selected():
+        if sales_selected():
             self.sale_ids.offer(values_at(batch, path))
         else:
             self._keep_sale_ids_pending(values_at(batch, path))
@@ -141,63 +142,6 @@ class SourceContext:
                 return
             sales = dlt.current.source_state().setdefault("resources", {}).setdefault("sales", {})
             sales["pending"] = sorted({*sales.get("pending", []), *fresh})
-
-
-def _current_load_id() -> str | None:
-    """The load id of the extract running this reader, None outside one (a reader driven by hand)."""
-    try:
-        return str(dlt.current.load_package_state()["load_id"])
-    except CurrentLoadPackageStateNotAvailable:
-        return None
-
-
-def _selected_resources() -> set[str] | None:
-    """The resources this extract runs, None outside one."""
-    try:
-        return set(dlt.current.source().resources.selected)
-    except Exception:  # outside an extract (a reader driven by hand)
-        return None
-
-
-def _sales_selected() -> bool:
-    """Whether this extract runs `sales`: if it does not, nobody would take the offered ids (outside an
-    extract, the ids are kept)."""
-    selected = _selected_resources()
-    return selected is None or "sales" in selected
-
-
-def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batch]]) -> Iterator[Batch]:
-    """Run one reader so that its failure is reported and the other resources keep syncing."""
-    try:
-        if missing := ctx.missing_scopes(stream):
-            ctx.report.skip(stream.name, _scope_message(stream, missing))
-            keep_replaced_table(stream)
-            return
-        yield from read()
-    except MissingScopeError as exc:
-        ctx.report.skip(stream.name, str(exc))
-        keep_replaced_table(stream)
-    except (PlatformError, RecordValidationError) as exc:
-        ctx.report.fail(stream.name, str(exc))
-        keep_replaced_table(stream)
-    finally:
-        if stream.name in SALE_REFERENCES:
-            ctx.sale_ids.finish(stream.name)
-
-
-def keep_replaced_table(stream: Stream) -> None:
-    """dlt empties the table of a `replace` resource that yielded nothing; a resource that was not read
-    (failed, skipped, not due) must keep its table: for this extract its rows are not loaded at all.
-    (The `replace` readers yield all or nothing: see `read_product_children`.)"""
-    if stream.write_disposition == "replace":
-        dlt.current.source().resources[stream.name].apply_hints(write_disposition="skip")
-
-
-def _scope_message(stream: Stream, missing: list[str]) -> str:
-    return (
-        f"the token was not granted the scope {', '.join(missing)} that {stream.name} needs "
-        f"({stream.operation}); authorize the application again with it and run `platform-sync auth`"
-    )
 
 
 def read_all(
@@ -402,7 +346,7 @@ def read_sales(ctx: SourceContext) -> Iterator[Rows]:
     ]
     if missing := ctx.missing_scopes(stream):
         state["pending"] = sorted({*carried, *drain(ctx.sale_ids, ledger.known)})
-        ctx.report.skip(stream.name, _scope_message(stream, missing))
+        ctx.report.skip(stream.name, scope_message(stream, missing))
         return
     fetcher = SaleFetcher(ctx.client, settings.sales_max_requests, settings.sales_concurrency)
     page: Rows = []

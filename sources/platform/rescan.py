@@ -17,7 +17,8 @@ import dlt
 import pendulum
 
 from sources.platform.batches import Batch
-from sources.platform.readers import SourceContext, keep_replaced_table
+from sources.platform.guard import keep_replaced_table
+from sources.platform.readers import SourceContext
 from sources.platform.streams import Stream
 
 # Source state key: resource name -> ISO time of the start of the run of its last complete scan.
