@@ -22,6 +22,7 @@ from sources.platform.batches import Batch
 from sources.platform.client import PlatformClient
 from sources.platform.config_check import check_list, check_source_config
 from sources.platform.departures import declare_tables
+from sources.platform.guard import guarded
 from sources.platform.models import columns_for, nested_hints_for
 from sources.platform.offload import PageDecoder
 from sources.platform.readers import SourceContext
@@ -199,7 +200,7 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
 
     def rows() -> Iterator[Any]:
         try:
-            yield from ctx.pack(stream, readers.guarded(ctx, stream, scan))
+            yield from ctx.pack(stream, guarded(ctx, stream, scan))
         finally:
             ctx.finished(stream.name)
         # What this resource's records departed from the spec in, in the same load package as the rows.
