@@ -23,6 +23,7 @@ from sandbox.testing import SandboxHandle, running_sandbox
 from sources.platform.models import KINDS
 from sources.platform.streams import STREAMS
 from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, source_options
+from tests.warehouses import rows_by_record
 
 DRIFT = 0.03
 RESOURCE_OF = {stream.operation: name for name, stream in STREAMS.items()}
@@ -94,7 +95,7 @@ def _assert_same_data(drifted: dlt.Pipeline, reference: dlt.Pipeline, served: Se
     departed: dict[tuple[str, str], set[str]] = defaultdict(set)
     for departure in served:
         departed[(RESOURCE_OF[departure["operation"]], departure["record_id"])].add(departure["path"])
-    ours, theirs = _rows_by_record(drifted), _rows_by_record(reference)
+    ours, theirs = rows_by_record(_path(drifted)), rows_by_record(_path(reference))
     assert ours.keys() == theirs.keys()
     for table, records in theirs.items():
         resource = table.split("__")[0]
@@ -129,40 +130,6 @@ def _departed(column: str, paths: set[str]) -> bool:
     return False
 
 
-def _rows_by_record(pipeline: dlt.Pipeline) -> dict[str, dict[str, list[tuple[Any, ...]]]]:
-    """Every data table's rows (without dlt's columns and the snapshot time), by the record they belong
-    to (its key as the sandbox names it: key columns joined by `/`, the snapshot time left out)."""
-    path = pipeline.destination_client().config.credentials.database  # type: ignore[attr-defined]
-    out: dict[str, dict[str, list[tuple[Any, ...]]]] = {}
-    owners: dict[str, str] = {}  # _dlt_id -> record key
-    with duckdb.connect(path, read_only=True) as connection:
-        tables = [
-            name
-            for (name,) in connection.execute(
-                "select table_name from information_schema.tables where table_schema = 'platform_raw' "
-                "and table_name not like '\\_%' escape '\\' order by length(table_name), table_name"
-            ).fetchall()
-        ]
-        for table in tables:
-            cursor = connection.execute(f"select * from platform_raw.{table}")
-            names = [d[0] for d in cursor.description]
-            by_record: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-            for values in cursor.fetchall():
-                row = dict(zip(names, values, strict=True))
-                if "__" in table:
-                    key = owners[row["_dlt_parent_id"]]
-                else:
-                    stream = STREAMS[table]
-                    key = "/".join(str(row[k]) for k in stream.primary_key if k != "snapshot_at")
-                owners[row["_dlt_id"]] = key
-                kept = tuple(
-                    sorted((k, v) for k, v in row.items() if not k.startswith("_dlt") and k != "snapshot_at")
-                )
-                by_record[key].append(kept)
-            out[table] = dict(by_record)
-    return out
-
-
 def _assert_cursors_not_ahead(drifted: dlt.Pipeline, reference: dlt.Pipeline) -> None:
     """A departed cursor value never moves a cursor: the drifted run's cursors are at most the exact run's."""
     ours, theirs = _cursors(drifted), _cursors(reference)
@@ -182,8 +149,11 @@ def _cursors(pipeline: dlt.Pipeline) -> dict[str, datetime]:
     return {name: datetime.fromisoformat(value) for name, value in cursors.items()}
 
 
+def _path(pipeline: dlt.Pipeline) -> str:
+    return str(pipeline.destination_client().config.credentials.database)  # type: ignore[attr-defined]
+
+
 def _query(pipeline: dlt.Pipeline, sql: str) -> list[tuple[Any, ...]]:
-    path = pipeline.destination_client().config.credentials.database  # type: ignore[attr-defined]
-    with duckdb.connect(path, read_only=True) as connection:
+    with duckdb.connect(_path(pipeline), read_only=True) as connection:
         connection.execute("set schema 'platform_raw'")
         return connection.execute(sql).fetchall()
