@@ -33,6 +33,7 @@ def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batc
         keep_replaced_table(stream)
     finally:
         if stream.name in SALE_REFERENCES:
+            ctx.commit_pending_sales()
             ctx.sale_ids.finish(stream.name)
 
 
