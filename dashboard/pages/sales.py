@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from decimal import Decimal
 from typing import Any
 
@@ -29,6 +30,7 @@ from dashboard.warehouse import Session
 # day: the same rules as marts.daily_sales_overview and `make demo`'s headline figures.
 PAID_DAY = "coalesce(paid_on, created_on)"
 REFUND_DAY = "cast(coalesce(refunded_at, updated_at) as date)"
+NO_METHOD = "(none)"  # a paid sale the API sent without a payment method
 
 
 def sales_kpis(session: Session, filters: Filters) -> dict[str, dict[str, Any]]:
@@ -263,13 +265,13 @@ def products(session: Session, filters: Filters) -> list[Any]:
     where = filters.where(PAID_DAY, product="product_id", currency="currency", params=params)
     methods = session.rows(
         f"""
-        select coalesce(payment_method, '(none)'), currency, count(*), sum(gross_amount)
+        select coalesce(payment_method, '{NO_METHOD}'), currency, count(*), sum(gross_amount)
         from {MARTS}.fct_sales where was_paid{where} group by 1, 2 order by 3 desc, 1
         """,
         params,
     )
     listed = spec_enum("sale_payment_method")
-    method_rows = [(m, c, n, g, "yes" if m in listed else "no: added by the API") for m, c, n, g in methods]
+    method_rows = [(m, c, n, g, _listed(m, listed)) for m, c, n, g in methods]
     method_figure = go.Figure()
     for currency, points in series_by(methods).items():
         method_figure.add_bar(
@@ -331,3 +333,10 @@ PAGES = (
     ),
     Page("/products", "Products & affiliates", products, ("fct_sales", "dim_products")),
 )
+
+
+def _listed(method: str, listed: Collection[str]) -> str:
+    """Whether the spec lists the payment method; a sale the API sent without one is no new method."""
+    if method == NO_METHOD:
+        return "none sent"
+    return "yes" if method in listed else "no: added by the API"

@@ -25,6 +25,7 @@ from sandbox.testing import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
 
 SEED, SCALE = 2, 300  # ~170 sales, every mart filled; sync and dbt build take ~15 s
+DRIFT = 0.02  # an API that departs from its spec now and then, as the real one does: Data health shows it
 TIME_SCALE = 600.0
 CONSOLE_SCRIPT = Path(sys.executable).parent / "platform-sync"
 
@@ -59,7 +60,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         dataset_name="platform_raw",
         pipelines_dir=str(folder / "pipelines"),
     )
-    with running_sandbox(seed=SEED, scale=SCALE, time_scale=TIME_SCALE) as sandbox:
+    with running_sandbox(seed=SEED, scale=SCALE, time_scale=TIME_SCALE, drift=DRIFT) as sandbox:
         world = World(folder, database, pipeline, sandbox)
         synced, built = world.sync_and_build()
         assert not synced.report.failed
