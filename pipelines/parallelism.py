@@ -15,8 +15,10 @@ Both are defaults only: `[normalize] workers` and `[extract.data_writer] file_ma
 from __future__ import annotations
 
 import os
+import threading
 
 from pipelines.defaults import set_default
+from sources.platform.lifeline import end_with_parent
 
 # Two tables dominate the step and dlt hands a worker whole files: a third worker would mostly idle,
 # and each worker is a process with memory of its own.
@@ -34,3 +36,29 @@ def parallel_normalize() -> None:
     configured."""
     set_default("normalize.workers", default_normalize_workers(os.cpu_count()))
     set_default("extract.data_writer.file_max_items", EXTRACT_FILE_MAX_ITEMS)
+    workers_end_with_the_sync()
+
+
+_registered = threading.Lock()
+_REGISTERED: list[bool] = []
+_forking_thread_is_main = [False]  # set in the parent just before each fork; the child inherits it
+
+
+def workers_end_with_the_sync() -> None:
+    """dlt forks its normalize workers from the main thread: each forked child ends when this process
+    ends, even by kill -9 or SIGTERM, instead of living on with the sync's stdout open
+    (`sources/platform/lifeline.py`). Registered once per process. (From another thread dlt spawns
+    them instead; spawned workers are not tied to the sync here.)"""
+    with _registered:
+        if not _REGISTERED:
+            os.register_at_fork(before=_before_fork, after_in_child=_in_forked_child)
+            _REGISTERED.append(True)
+
+
+def _before_fork() -> None:
+    _forking_thread_is_main[0] = threading.current_thread() is threading.main_thread()
+
+
+def _in_forked_child() -> None:
+    # prctl ties the child to the thread that forked it: only the main thread lives as long as the sync.
+    end_with_parent(use_prctl=_forking_thread_is_main[0])

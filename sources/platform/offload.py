@@ -41,6 +41,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from sources.platform.errors import MalformedResponseError
+from sources.platform.lifeline import end_with_parent
 from sources.platform.models import Departure, parse_page_strictly
 from sources.platform.models.columnar import Layout, page_table, split_page
 from sources.platform.paging import Page, parse_envelope
@@ -57,6 +58,8 @@ OFFLOAD_FROM_PAGE = 4
 JOBS_PER_HELPER = 3
 
 _LENGTH = struct.Struct("<Q")
+# The sync's pid, for its helpers: a helper that finds another parent once it has started ends at once.
+PARENT_PID_VARIABLE = "PLATFORM_SYNC_HELPER_PARENT"
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,11 @@ class _Helper:
     """
 
     def __init__(self) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(path for path in sys.path if path),
+            PARENT_PID_VARIABLE: str(os.getpid()),
+        }
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from sources.platform.offload import serve_stdio; serve_stdio()"],
             stdin=subprocess.PIPE,
@@ -377,6 +384,9 @@ def serve_stdio() -> None:
     # Ctrl-C in a terminal reaches the whole process group: the sync handles it, and the helper ends
     # when the sync closes its input, without a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A sync killed (kill -9, SIGTERM) closes nothing: the helper must not outlive it (`lifeline.py`).
+    # Not prctl: started from an extract thread, which prctl would tie it to.
+    end_with_parent(use_prctl=False, parent=int(os.environ.get(PARENT_PID_VARIABLE) or os.getppid()))
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     serve(sys.stdin.buffer, answers)
