@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,8 @@ from pipelines.progress import SyncProgress
 from sources.platform import RunReport, platform_source
 from sources.platform.errors import ConfigurationError
 from sources.platform.streams import STREAMS
+
+logger = logging.getLogger("platform_sync.pipeline")
 
 PIPELINE_NAME = "platform_sync"
 DATASET_NAME = "platform_raw"
@@ -129,6 +132,7 @@ def sync(
     run_options: dict[str, Any] = {"loader_file_format": file_format(pipeline)}
     if full_refresh:
         run_options["refresh"] = "drop_sources"
+    finish_pending_packages(pipeline, run_options["loader_file_format"])
     load_info = run_within_memory(pipeline, source, **run_options)
     total = time.monotonic() - started
     return SyncResult(
@@ -138,6 +142,21 @@ def sync(
         seconds={**_step_seconds(pipeline), "total": total},
         report=report,
     )
+
+
+def finish_pending_packages(pipeline: dlt.Pipeline, loader_file_format: Any) -> LoadInfo | None:
+    """Load what a run that was killed or failed left in the pipeline folder, if anything.
+
+    dlt's `run` would load those packages and return without extracting (a recovery run that synced
+    nothing new and said it was fine); finished first, the sync then runs as usual, from the state
+    the pending package carried."""
+    if not pipeline.has_pending_data:
+        return None
+    logger.warning(
+        "a previous run did not finish: loading what it left in %s first, then syncing as usual",
+        pipeline.working_dir,
+    )
+    return run_within_memory(pipeline, None, loader_file_format=loader_file_format)
 
 
 def prepare_process() -> None:
