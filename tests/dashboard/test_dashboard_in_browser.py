@@ -18,7 +18,7 @@ from sources.platform.models import ENUMS
 from tests.dashboard.browser import charts, chromium, console_errors, open_page, screenshot, text
 from tests.dashboard.conftest import Dashboard, World
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("dashboard_browser")]
+pytestmark = pytest.mark.xdist_group("dashboard_browser")
 
 PAGES = {
     "/": "overview",

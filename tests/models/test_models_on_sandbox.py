@@ -63,8 +63,10 @@ def test_models_build_on_the_synced_sandbox(tmp_path: Path, seed: int, scale: in
     result = run_models(pipeline, "build", target_path=tmp_path / "target", echo=False)
     assert result.success, result.output[-5000:]
     not_passing = [
-        (n.unique_id, n.status, n.message) for n in result.nodes if n.status not in ("success", "pass")
-    ]
+        (n.unique_id, n.status, n.message)
+        for n in result.nodes
+        if n.status not in ("success", "pass") and not n.unique_id.startswith("exposure.")
+    ]  # an exposure (the dashboard) is documentation: dbt lists it as no-op
     assert not_passing == []  # no warning either: the source fetched every sale it discovered
 
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
