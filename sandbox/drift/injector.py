@@ -67,7 +67,8 @@ def depart(
     """A departed copy of `record` and what departs in it (the same every time for the same inputs)."""
     rng = _choices(_digest(seed, target.family, record_id))
     count = 1 + rng.randrange(MAX_DEPARTURES)
-    chosen = sites.choose(sites.sites(record, target.schema, target.rules), count, rng)
+    added = sites.new_fields(target.schema, target.family, seed)
+    chosen = sites.choose(sites.sites(record, target.schema, target.rules, added), count, rng)
     # A JSON round trip is a deep copy five times faster than copy.deepcopy, and what is sent anyway.
     departed = orjson.loads(orjson.dumps(record))
     return departed, [sites.apply(departed, site, target.rules, rng) for site in chosen]

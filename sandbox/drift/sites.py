@@ -4,12 +4,21 @@ A site is a place in one record (a location: keys and list indices from the root
 departure. `sites()` walks a record beside its `spec_shapes` schema and lists every site that the rules
 allow: key fields and references are never touched, nor the ancestors that hold them; `null` and
 `missing` only where the spec (or the contract's documented nulls) does not allow a null; typed
-departures only where a value is present.
+departures only where a value is present; unlisted fields only where the API "added" one
+(`new_fields`).
+
+An API adds a field the way it adds a column: under one name, in one object of its model, and the
+records written since carry it. So each family of records gets `NEW_FIELDS_PER_FAMILY` new fields, each
+at a fixed object path chosen by the drift seed (one of them nested whenever the shape nests objects),
+and a record departing with `unlisted_field` carries one of them. (A new name at any object of every
+record would add hundreds of sparse columns no real API sends: the fiscal documents alone had 125.)
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -20,6 +29,7 @@ from sandbox.drift import values
 KINDS = ("null", "missing", "unlisted_value", "unlisted_field", "converted", "unconvertible")
 Location = tuple[str | int, ...]
 NEW_KEY = "\x00new"  # stands for the key an unlisted_field adds, until it is chosen
+NEW_FIELDS_PER_FAMILY = 2
 
 
 @dataclass(frozen=True)
@@ -46,7 +56,7 @@ class Site:
     location: Location
     path: str
     kind: str
-    schema: Any  # the spec type at the location (unwrapped from Opt); the object's schema for new fields
+    schema: Any  # the spec type at the location (unwrapped from Opt); the name of a new field
 
 
 @dataclass(frozen=True)
@@ -58,10 +68,65 @@ class Departure:
     value: Any
 
 
-def sites(record: dict[str, Any], schema: dict[str, Any], rules: Rules) -> list[Site]:
+def sites(
+    record: dict[str, Any], schema: dict[str, Any], rules: Rules, new_fields: Mapping[str, str]
+) -> list[Site]:
+    """Every site of `record`; `new_fields` maps an object path ("" for the record) to the name of the
+    field the API added there."""
     found: list[Site] = []
-    _object(record, schema, (), "", rules, found)
+    _object(record, schema, (), "", rules, new_fields, found)
     return found
+
+
+def object_paths(schema: dict[str, Any]) -> list[str]:
+    """The paths of the objects in a spec schema: "" for the record, `buyer.address`, `items[]`."""
+    out: list[str] = []
+
+    def walk(shape: Any, where: str) -> None:
+        shape = shape.schema if isinstance(shape, shapes.Opt) else shape
+        if isinstance(shape, dict):
+            out.append(where)
+            for key, sub in shape.items():
+                walk(sub, _join(where, key))
+        elif isinstance(shape, list):
+            walk(shape[0], where + "[]")
+
+    walk(schema, "")
+    return out
+
+
+_NEW_FIELDS: dict[tuple[str, int], dict[str, str]] = {}
+
+
+def new_fields(schema: dict[str, Any], family: str, seed: int) -> dict[str, str]:
+    """Where the API added a field to this family's records, and its name (see the module's docstring)."""
+    known = _NEW_FIELDS.get((family, seed))
+    if known is None:
+        known = _NEW_FIELDS[(family, seed)] = _choose_new_fields(schema, family, seed)
+    return known
+
+
+def _choose_new_fields(schema: dict[str, Any], family: str, seed: int) -> dict[str, str]:
+    digest = hashlib.blake2b(f"{seed}\x1f{family}\x1fnew-fields".encode(), digest_size=8).digest()
+    rng = random.Random(int.from_bytes(digest))
+    paths = object_paths(schema)
+    nested = [p for p in paths if p]
+    chosen = [rng.choice(nested)] if nested else []
+    rest = [p for p in paths if p not in chosen]
+    chosen += rng.sample(rest, min(NEW_FIELDS_PER_FAMILY - len(chosen), len(rest)))
+    return {path: _free_name(schema, path, rng) for path in chosen}
+
+
+def _free_name(schema: dict[str, Any], path: str, rng: random.Random) -> str:
+    shape: Any = schema
+    for step in path.split(".") if path else []:
+        shape = shape.schema if isinstance(shape, shapes.Opt) else shape
+        shape = shape[step.removesuffix("[]")]
+        shape = shape.schema if isinstance(shape, shapes.Opt) else shape
+        if step.endswith("[]"):
+            shape = shape[0]
+    shape = shape.schema if isinstance(shape, shapes.Opt) else shape
+    return rng.choice([name for name in values.NEW_FIELD_NAMES if name not in shape])
 
 
 def _join(path: str, key: str) -> str:
@@ -69,11 +134,18 @@ def _join(path: str, key: str) -> str:
 
 
 def _object(
-    value: Any, schema: dict[str, Any], loc: Location, path: str, rules: Rules, out: list[Site]
+    value: Any,
+    schema: dict[str, Any],
+    loc: Location,
+    path: str,
+    rules: Rules,
+    new: Mapping[str, str],
+    out: list[Site],
 ) -> None:
     if not isinstance(value, dict):
         return
-    out.append(Site(loc + (NEW_KEY,), path, "unlisted_field", schema))
+    if path in new and new[path] not in value:
+        out.append(Site(loc + (NEW_KEY,), path, "unlisted_field", new[path]))
     for key, sub in schema.items():
         if key not in value:
             continue
@@ -87,12 +159,14 @@ def _object(
             out.append(Site(loc + (key,), child_path, "missing", sub))
         if child is not None:
             inner = sub.schema if isinstance(sub, shapes.Opt) else sub
-            _value(child, inner, loc + (key,), child_path, rules, out)
+            _value(child, inner, loc + (key,), child_path, rules, new, out)
 
 
-def _value(value: Any, schema: Any, loc: Location, path: str, rules: Rules, out: list[Site]) -> None:
+def _value(
+    value: Any, schema: Any, loc: Location, path: str, rules: Rules, new: Mapping[str, str], out: list[Site]
+) -> None:
     if isinstance(schema, dict):
-        _object(value, schema, loc, path, rules, out)
+        _object(value, schema, loc, path, rules, new, out)
     elif isinstance(schema, list):
         if not isinstance(value, list):
             return
@@ -102,7 +176,7 @@ def _value(value: Any, schema: Any, loc: Location, path: str, rules: Rules, out:
                 continue
             if not isinstance(item_schema, dict | list):  # a list of scalars: an element may be null
                 out.append(Site(loc + (index,), item_path, "null", item_schema))
-            _value(item, item_schema, loc + (index,), item_path, rules, out)
+            _value(item, item_schema, loc + (index,), item_path, rules, new, out)
     elif isinstance(schema, shapes.Enum):
         if isinstance(value, str) and values.has_unlisted_values(schema):
             out.append(Site(loc, path, "unlisted_value", schema))
@@ -148,8 +222,8 @@ def apply(record: dict[str, Any], site: Site, rules: Rules, rng: random.Random) 
         parent = parent[step]
     last = site.location[-1]
     if site.kind == "unlisted_field":
-        name, new = values.unlisted_field(set(parent) | set(site.schema), rng)
-        parent[name] = new
+        name = site.schema  # the new field's name (`new_fields`)
+        parent[name] = values.new_field_value(name, rng)
         return Departure(_join(site.path, name), site.kind, None)
     if site.kind == "missing":
         del parent[last]

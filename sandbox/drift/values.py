@@ -79,11 +79,13 @@ _NEW_FIELDS: tuple[tuple[str, Callable[[random.Random], Any]], ...] = (
 )
 
 
-def unlisted_field(taken: set[str], rng: random.Random) -> tuple[str, Any]:
-    """A key absent from `taken` (the object's keys and its spec keys) and its scalar value."""
-    free = [(name, make) for name, make in _NEW_FIELDS if name not in taken]
-    name, make = rng.choice(free)
-    return name, make(rng)
+NEW_FIELD_NAMES = tuple(name for name, _ in _NEW_FIELDS)
+_MAKERS = dict(_NEW_FIELDS)
+
+
+def new_field_value(name: str, rng: random.Random) -> Any:
+    """A value for the unlisted field `name` (one of `NEW_FIELD_NAMES`), always of the same JSON type."""
+    return _MAKERS[name](rng)
 
 
 def convert_number(value: int | float) -> str:

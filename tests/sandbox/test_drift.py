@@ -20,7 +20,7 @@ from conftest import Api, assert_error
 from drift_checks import SHAPES, UNTOUCHABLE, all_items, as_rows, crawl, departing, diff_rows
 
 from sandbox import spec_shapes as shapes
-from sandbox.drift import KINDS, TARGETS
+from sandbox.drift import KINDS, TARGETS, sites
 from sandbox.testing import running_sandbox, running_sandbox_process
 
 SCALE = 200
@@ -97,6 +97,32 @@ def test_nested_departures_occur(drifted: Crawl) -> None:
     assert any("." in path for path in paths)
     assert any(path.count(".") >= 2 or "[]." in path for path in paths), "departures inside nested objects"
     assert any(p.endswith((".value", ".currency")) or ".value." in p for p in paths), "in money objects"
+
+
+def test_new_fields_are_few_names_at_fixed_places_as_an_api_adds_them(seeded: tuple[int, Crawl]) -> None:
+    """An API adds a field under one name in one object: each family's records carry at most two new
+    fields, at the places the seed chose, one of them nested where the shape nests objects."""
+    seed, (_, report) = seeded
+    for operation, target in TARGETS.items():
+        added = sites.new_fields(target.schema, target.family, seed)
+        assert 1 <= len(added) <= sites.NEW_FIELDS_PER_FAMILY, operation
+        if len(sites.object_paths(target.schema)) > 1:
+            assert any(path for path in added), f"{operation}: one new field is nested"
+        expected = {f"{path}.{name}" if path else name for path, name in added.items()}
+        new_paths = {
+            row["path"] for row in report if row["operation"] == operation and row["kind"] == "unlisted_field"
+        }
+        assert new_paths <= expected, operation
+    fiscal = {
+        row["path"]
+        for row in report
+        if row["operation"] == "list_fiscal_documents" and row["kind"] == "unlisted_field"
+    }
+    assert fiscal, "the big listing carries its new fields"
+    placements = {
+        seed_: tuple(sites.new_fields(shapes.SALE, "sale_details", seed_).items()) for seed_ in range(1, 9)
+    }
+    assert len(set(placements.values())) > 1, "the seed chooses where fields are added"
 
 
 def test_nested_sites_depart_at_a_high_rate() -> None:
