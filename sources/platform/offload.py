@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import logging
 import os
 import pickle
@@ -44,6 +43,7 @@ from sources.platform.errors import MalformedResponseError
 from sources.platform.lifeline import end_with_parent
 from sources.platform.models import Departure, parse_page_strictly
 from sources.platform.models.columnar import Layout, page_table, split_page
+from sources.platform.outcomes import loads_json
 from sources.platform.paging import Page, parse_envelope
 from sources.platform.records import RecordReader
 from sources.platform.streams import STREAMS
@@ -73,7 +73,7 @@ class PageJob:
     extra: Mapping[str, Any] | None = None
     load_id: str | None = None
     # Read records that depart from the spec (off: `strict`, left to this process), and the incremental
-    # cursor's field, whose departure leaves the page to this process (`records.new_rows`' rule).
+    # cursor's field: rows where it departed come back apart (`DecodedPage.cursor_departed`).
     tolerant: bool = True
     cursor: tuple[str, ...] | None = None
 
@@ -85,6 +85,9 @@ class DecodedPage(Page):
 
     leftover: list[dict[str, Any]] = field(default_factory=list)
     departures: list[tuple[str | None, list[Departure]]] = field(default_factory=list)
+    # Rows whose incremental cursor field departed from the spec: loaded, but never shown to the cursor
+    # (`records.new_rows`' rule).
+    cursor_departed: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Departures:
@@ -134,24 +137,33 @@ def decode_page(job: PageJob) -> Page | None:
 
 def _decode_tolerantly(job: PageJob, layout: Layout) -> DecodedPage | None:
     """A page some of whose records depart from the spec, read record by record as this process would
-    (`records.RecordReader`), or None when a record is quarantined or departs in the cursor's field."""
+    (`records.RecordReader`), or None when a record is quarantined (this process knows the token to
+    redact from it). The rows whose cursor field departed come back apart, never shown to a cursor."""
     stream = STREAMS[job.stream]
     try:
         page = parse_envelope(
-            json.loads(job.content), operation=job.operation, requested_page=job.requested_page
+            loads_json(job.content), operation=job.operation, requested_page=job.requested_page
         )
     except (ValueError, MalformedResponseError):
         return None
     found = _Departures()
     reader = RecordReader(strict=False, log=found, redact=str)
     tracked = reader.read(stream, page.items, job.extra, job.cursor)
-    if found.quarantined or any(departed for _, departed in tracked):
+    if found.quarantined:
         return None
-    table, leftover = split_page(layout, [row for row, _ in tracked], job.load_id)
+    table, leftover = split_page(layout, [row for row, departed in tracked if not departed], job.load_id)
     if table is None:
         return None
+    cursor_departed = [row for row, departed in tracked if departed]
     return DecodedPage(
-        table, page.page, page.pages, page.total_items, page.items_per_page, leftover, found.found
+        table,
+        page.page,
+        page.pages,
+        page.total_items,
+        page.items_per_page,
+        leftover,
+        found.found,
+        cursor_departed,
     )
 
 
@@ -191,7 +203,7 @@ def _encode_answer(page: Page | None) -> tuple[Any, ...] | None:
     items = _table_to_bytes(page.items) if isinstance(page.items, pa.Table) else None
     answer = (items, page.page, page.pages, page.total_items, page.items_per_page)
     if isinstance(page, DecodedPage):
-        return (*answer, page.leftover, page.departures)
+        return (*answer, page.leftover, page.departures, page.cursor_departed)
     return answer
 
 
@@ -201,8 +213,10 @@ def _decode_answer(answer: tuple[Any, ...] | None) -> Page | None:
     items, number, pages, total_items, items_per_page, *departed = answer
     table = pa.ipc.open_stream(items).read_all() if items is not None else []
     if departed:
-        leftover, departures = departed
-        return DecodedPage(table, number, pages, total_items, items_per_page, leftover, departures)
+        leftover, departures, cursor_departed = departed
+        return DecodedPage(
+            table, number, pages, total_items, items_per_page, leftover, departures, cursor_departed
+        )
     return Page(table, number, pages, total_items, items_per_page)
 
 

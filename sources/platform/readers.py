@@ -69,8 +69,8 @@ class SourceContext:
         self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None
     ) -> PageDecode | None:
         """How a walk over the stream's pages hands them to the helper processes (`offload.py`), if it
-        can: the stream's model is flat and pages are packed into Arrow tables. A page with a record
-        whose `cursor` field departs from the spec is left to this process."""
+        can: the stream's model is flat and pages are packed into Arrow tables. The rows whose `cursor`
+        field departs from the spec come back apart (`DecodedPage.cursor_departed`)."""
         decoder = self.decoder
         if decoder is None or not self.settings.arrow_pages:
             return None
@@ -87,16 +87,19 @@ class SourceContext:
 
         return decode
 
-    def batches(self, stream: Stream, page: Page, extra: Mapping[str, Any] | None = None) -> list[Batch]:
+    def batches(
+        self, stream: Stream, page: Page, extra: Mapping[str, Any] | None = None
+    ) -> tuple[list[Batch], Rows]:
         """The page's rows; or, if a helper process decoded it, its table and the rows it left as rows
-        (with their departures recorded here)."""
+        (with their departures recorded here). Apart: the rows whose cursor field departed, which must
+        be loaded but not shown to the cursor (only a helper's page has any)."""
         if not isinstance(page.items, pa.Table):
-            return [self.parse(stream, page.items, extra)]
+            return [self.parse(stream, page.items, extra)], []
         if isinstance(page, DecodedPage):
             for record_id, departures in page.departures:
                 self.report.departures.record(stream.name, record_id, departures)
-            return [page.items, page.leftover] if page.leftover else [page.items]
-        return [page.items]
+            return [page.items, *([page.leftover] if page.leftover else [])], page.cursor_departed
+        return [page.items], []
 
     def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
@@ -160,7 +163,8 @@ def read_all(
     """Full scan of a paged list."""
     decode = ctx.offload(stream, extra)
     for page in ctx.client.paginate(stream.operation, params=dict(params or {}), decode=decode):
-        yield from ctx.batches(stream, page, extra)
+        batches, _ = ctx.batches(stream, page, extra)  # no cursor: no row is set apart
+        yield from batches
 
 
 def read_lesson_comments(ctx: SourceContext) -> Iterator[Batch]:
@@ -237,10 +241,12 @@ def read_fiscal_documents(ctx: SourceContext) -> Iterator[Batch]:
     # order and is committed only after the last page.
     walks = [walk(window_start, window_end) for window_start, window_end in windows]
     for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):
-        if isinstance(page.items, pa.Table):  # decoded by a helper: no cursor value departs from the spec
-            batches = ctx.batches(stream, page)
+        if isinstance(page.items, pa.Table):  # decoded by a helper, the departed cursor values apart
+            batches, cursor_departed = ctx.batches(stream, page)
             for batch in batches:
                 observe_newest(cursor, batch, emission, document_id)
+            if cursor_departed:
+                batches.append(cursor_departed)
         else:
             tracked = ctx.records.read(stream, page.items, cursor=emission)
             batches = [[row for row, _ in tracked]]

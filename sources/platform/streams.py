@@ -217,6 +217,7 @@ STREAMS: dict[str, Stream] = {
     )
 }
 
+
 def record_key(stream: Stream, record: Any) -> tuple[str | None, str | None]:
     """The key of a record as the API sent it (its key fields joined by `/`), and why it cannot be
     keyed, if it cannot: a key field missing, null, empty or of another shape than a string or an
