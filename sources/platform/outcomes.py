@@ -62,7 +62,7 @@ def decode_json(
 ) -> Any:
     """The JSON document of a success answer; `MalformedResponseError` if it is not JSON."""
     try:
-        return loads_json(response.content)
+        return _loads_json(response.content)
     except ValueError:
         snippet = redact(response.content[:80].decode("utf-8", errors="replace"))
         where = f" page {page}" if page is not None else ""
@@ -74,7 +74,7 @@ def decode_json(
         ) from None
 
 
-def loads_json(content: bytes) -> Any:
+def _loads_json(content: bytes) -> Any:
     """A JSON document; `ValueError` if the bytes are not one."""
     # orjson parses a page several times faster than the standard library (measured in bench/: parsing
     # was a tenth of the extract step), but refuses what Python's own parser takes: integers beyond 64

@@ -30,7 +30,15 @@ from .events import Attendee, EventAddress, Geolocation, Lot, ManualAttendee, Ti
 from .financial import BankAccount, FiscalDocument, Transfer
 from .hints import TablePath, child_tables_for, columns_for, enum_columns, nested_hints_for
 from .learning import CommunityMember, CommunityPost, Delivery, Enrollment, LessonComment
-from .parse import Problem, RecordValidationError, parse_page_strictly, parse_record, register_resource
+from .parse import (
+    DepartingRecord,
+    Problem,
+    RecordValidationError,
+    parse_page_leniently,
+    parse_page_strictly,
+    parse_record,
+    register_resource,
+)
 from .products import Affiliation, Campaign, Partner, Product
 from .store import Sale, SaleItem, SaleParty, Subscription, SubscriptionProduct
 from .tolerant import KINDS, Departure
@@ -60,6 +68,7 @@ register_resource("token", Token)
 register_resource("manual_attendee", ManualAttendee)
 
 __all__ = [
+    "DepartingRecord",
     "ENUMS",
     "KINDS",
     "RESOURCES",
@@ -112,6 +121,7 @@ __all__ = [
     "enum_columns",
     "nested_hints_for",
     "parse_decimal",
+    "parse_page_leniently",
     "parse_page_strictly",
     "parse_record",
     "parse_timestamp",

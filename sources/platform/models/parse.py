@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, TypeAdapter, ValidationError
 from pydantic.config import ExtraValues
 from pydantic_core import PydanticUndefined
 from typing_extensions import TypedDict
@@ -156,6 +156,41 @@ def parse_page_strictly(model: type[BaseModel], content: bytes) -> dict[str, Any
         for row in document["items"]:
             _prune(row, compiled.prune)
     return document
+
+
+@dataclass(frozen=True, slots=True)
+class DepartingRecord:
+    """An item of a page that ``parse_page_leniently`` could not read strictly: the JSON value as sent."""
+
+    raw: Any
+
+
+def parse_page_leniently(model: type[BaseModel], content: bytes) -> dict[str, Any]:
+    """The JSON document of a page body, each of its ``items`` the row ``parse_page_strictly`` gives or,
+    for a record that departs from the spec (or is no object), a ``DepartingRecord`` to read with
+    ``parse_record``. ``ValueError`` if the body is not JSON with a list ``items``.
+
+    One pass over a page where some records depart: parsing it, then validating each record apart,
+    cost about a sixth more (measured on the fiscal documents' pages).
+    """
+    compiled = _COMPILED.get(model) or _compile(model)
+    document: dict[str, Any] = _lenient_page_validator(model)(content)
+    if compiled.prune is not None:
+        for row in document["items"]:
+            if type(row) is dict:
+                _prune(row, compiled.prune)
+    return document
+
+
+@functools.cache
+def _lenient_page_validator(model: type[BaseModel]) -> Any:
+    record = _mirror(model, {}, "forbid")
+    # Left to right: the strict mirror first, then anything at all, kept as it came.
+    choices = typing.Union[(record, Annotated[Any, AfterValidator(DepartingRecord)])]  # type: ignore[valid-type]  # noqa: UP007
+    either = Annotated[choices, Field(union_mode="left_to_right")]
+    page = _typed_dict(f"{model.__name__}LenientPage", {"items": Required[list[either]]})
+    page.__pydantic_config__ = ConfigDict(extra="allow", title=f"{model.__name__} page")
+    return TypeAdapter(page).validator.validate_json
 
 
 @functools.cache
