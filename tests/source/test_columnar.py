@@ -206,6 +206,8 @@ def test_pages_are_joined_into_tables_and_only_rows_with_unknown_fields_stay_row
     from sources.platform.models import columnar
 
     monkeypatch.setattr(columnar, "BATCH_ROWS", 4)
+    monkeypatch.setattr(columnar, "FEW_ROWS", 2)
+    monkeypatch.setattr(columnar, "GATHERED_ROWS", 3)
     stream = STREAMS["transfers"]
     layout = columnar_layout(stream.model)
     first, second = _rows(stream)
@@ -213,8 +215,29 @@ def test_pages_are_joined_into_tables_and_only_rows_with_unknown_fields_stay_row
     pages = [[first], [second], [odd], [first, odd, second], [second, first], [first], []]
     out = list(columnar.packed_pages(layout, pages))
     shapes = [("table", t.num_rows) if isinstance(t, pa.Table) else ("rows", len(t)) for t in out]
-    # a row the model does not know stays a row, its page's other rows are packed; tables of BATCH_ROWS
+    # a row the model does not know stays a row, its page's other rows are packed; tables of BATCH_ROWS;
+    # the pages of one row are gathered before they are packed (and the last of them at the end)
     assert shapes == [("rows", 1), ("rows", 1), ("table", 4), ("table", 3)]
     assert [row for part in out if isinstance(part, list) for row in part] == [odd, odd]
     assert out[2].column("id").to_pylist() == [first["id"], second["id"], first["id"], second["id"]]
     assert list(columnar.packed_pages(None, pages)) == pages
+
+
+def test_batches_of_a_few_rows_are_packed_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sources.platform.models import columnar
+
+    stream = STREAMS["transfers"]
+    layout = columnar_layout(stream.model)
+    first, second = _rows(stream)
+    packed: list[int] = []
+    split = columnar.split_page
+
+    def counting(layout: Any, rows: list[dict[str, Any]], load_id: str | None) -> Any:
+        packed.append(len(rows))
+        return split(layout, rows, load_id)
+
+    monkeypatch.setattr(columnar, "split_page", counting)
+    pages = [[first], [second], [{**first, "surprise": 1}], [second]]
+    out = list(columnar.packed_pages(layout, pages))
+    assert packed == [4]  # one packing for the four rows
+    assert [len(part) if isinstance(part, list) else part.num_rows for part in out] == [1, 3]
