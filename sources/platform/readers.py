@@ -33,7 +33,15 @@ from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.paging import Page
 from sources.platform.records import RecordReader, new_rows
 from sources.platform.report import RunReport
-from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, announced_sale_ids, drain
+from sources.platform.sales import (
+    SaleFetcher,
+    SaleIdQueue,
+    SaleLedger,
+    announced_sale_ids,
+    drain,
+    keep_pending_sale_ids,
+    pending_sale_ids,
+)
 from sources.platform.settings import SourceSettings
 from sources.platform.streams import SALE_REFERENCES, STREAMS, Stream
 from sources.platform.windows import date_windows, iso_z
@@ -147,11 +155,12 @@ class SourceContext:
         """Write the ids kept by `_keep_sale_ids_pending` into `sales`' state, once per producer (sorting
         the whole list on every page was quadratic: minutes at a million fiscal documents)."""
         with self._lock:
-            fresh = self._pending_sales - (self._known_sales or set())
-            self._pending_sales = set()
+            fresh, self._pending_sales = self._pending_sales, set()
+        fresh.difference_update(self._known_sales or ())
         if fresh:
             sales = dlt.current.source_state().setdefault("resources", {}).setdefault("sales", {})
-            sales["pending"] = sorted({*sales.get("pending", []), *fresh})
+            fresh.update(pending_sale_ids(sales))
+            keep_pending_sale_ids(sales, fresh)
 
 
 def read_all(
@@ -354,11 +363,11 @@ def read_sales(ctx: SourceContext) -> Iterator[Rows]:
         state["webhooks_loaded_until"] = announced_until
     carried = [
         *announced,
-        *state.get("pending", []),
+        *pending_sale_ids(state),
         *(i for i in settings.sale_ids if i not in ledger.known),
     ]
     if missing := ctx.missing_scopes(stream):
-        state["pending"] = sorted({*carried, *drain(ctx.sale_ids, ledger.known)})
+        keep_pending_sale_ids(state, [*carried, *drain(ctx.sale_ids, ledger.known)])
         ctx.report.skip(stream.name, scope_message(stream, missing))
         return
     fetcher = SaleFetcher(ctx.client, settings.sales_max_requests, settings.sales_concurrency)
@@ -390,7 +399,7 @@ def read_sales(ctx: SourceContext) -> Iterator[Rows]:
         raise
     finally:
         # Whatever was fetched but not handed over (the extract stopped this generator) waits as pending.
-        state["pending"] = sorted({*fetcher.left_over, *page_ids})
+        keep_pending_sale_ids(state, [*fetcher.left_over, *page_ids])
     if fetcher.left_over:
         ctx.report.warn(
             f"{len(fetcher.left_over)} sale ids wait for the next run "

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -250,6 +250,26 @@ class SaleFetcher:
             logger.warning("sale %s is referenced but the API does not know it: skipped", sale_id)
             return None
         return sale
+
+
+def pending_sale_ids(state: Mapping[str, Any]) -> list[str]:
+    """The sale ids an earlier run left for the next (`keep_pending_sale_ids`), sorted."""
+    value = state.get("pending")
+    if not value:
+        return []
+    if isinstance(value, str):
+        return value.split("\n")
+    return sorted({str(item) for item in value})  # a state written before ids were kept as one text
+
+
+def keep_pending_sale_ids(state: dict[str, Any], ids: Iterable[Any]) -> None:
+    """Keep `ids` (deduplicated, sorted) in the sales resource's `state` for the next run, replacing what
+    was kept. As one newline-separated text: a first sync without `sales`, or one whose sale budget
+    ran out, can leave most of a million ids, and as many strings in dlt's state cost about 60 MB and
+    seconds (dlt copies, hashes and serializes the state with each package); one text costs its bytes."""
+    unique = {str(item) for item in ids}
+    unique.discard("")
+    state["pending"] = "\n".join(sorted(unique))
 
 
 def drain(queue: SaleIdQueue, known: set[str]) -> list[str]:

@@ -11,6 +11,7 @@ from pipelines.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sandbox.world import SyntheticWorld
 from sources.platform.operations import OPERATIONS
+from sources.platform.sales import pending_sale_ids
 from sources.platform.streams import FULL_SCANS
 from tests.e2e.api_truth import ApiTruth
 from tests.e2e.conftest import ids, query, source_options
@@ -173,11 +174,11 @@ def test_sale_budget_carries_unfetched_ids_over_to_the_next_runs(sandbox, make_p
     options = source_options(sandbox, token, sales_max_requests=70)
     first = sync(pipeline, source_options=options)
     assert first.requests["sale_details"] == 70
-    pending = pipeline.state["sources"]["platform"]["resources"]["sales"]["pending"]
+    pending = pending_sale_ids(pipeline.state["sources"]["platform"]["resources"]["sales"])
     assert pending and len(set(ids(pipeline, "sales")) & set(pending)) == 0
     for _ in range(10):
         sync(pipeline, source_options=options)
-        if not pipeline.state["sources"]["platform"]["resources"]["sales"]["pending"]:
+        if not pending_sale_ids(pipeline.state["sources"]["platform"]["resources"]["sales"]):
             break
     assert_warehouse_matches_api(pipeline, sandbox, token)
 

@@ -13,6 +13,7 @@ from sandbox.testing import SandboxHandle
 from sources.platform.client import PlatformClient
 from sources.platform.errors import REAUTHORIZE_HINT
 from sources.platform.operations import ALL_SCOPES
+from sources.platform.sales import pending_sale_ids
 from sources.platform.streams import STREAMS
 from tests.faults.conftest import (
     TIME_SCALE,
@@ -114,7 +115,7 @@ def test_token_revoked_in_sales_after_their_producers_loses_no_sale(
     # A first run fetches one sale: the producers' cursors move on, every other sale id they found is
     # pending.
     run(pipeline, sandbox, resources=[*producers, "sales"], sales_max_requests=1)
-    pending = pipeline.state["sources"]["platform"]["resources"]["sales"]["pending"]
+    pending = pending_sale_ids(pipeline.state["sources"]["platform"]["resources"]["sales"])
     assert len(pending) >= sale_details - 5
     sandbox.reset_stats()
     sandbox.set_faults(f"revoke_after={sale_details // 2}")

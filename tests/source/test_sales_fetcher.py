@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from sources.platform.errors import NotFoundError, ServerError
-from sources.platform.sales import SaleFetcher, SaleIdQueue, SaleLedger, drain
+from sources.platform.sales import (
+    SaleFetcher,
+    SaleIdQueue,
+    SaleLedger,
+    drain,
+    keep_pending_sale_ids,
+    pending_sale_ids,
+)
 
 
 class FakeSalesClient:
@@ -145,3 +152,15 @@ def test_ledger_refreshes_unsettled_sales_and_rechecks_paid_ones_at_most_once_pe
     assert ledger.refresh_candidates == ["recent-paid-old-check", "waiting"]  # least recently fetched first
     every_run = SaleLedger.from_rows(rows, refresh_days=30, recheck_hours=0, now=now)
     assert every_run.refresh_candidates == ["recent-paid-old-check", "recent-paid-new-check", "waiting"]
+
+
+def test_pending_sale_ids_are_kept_as_one_sorted_text_and_read_from_either_form() -> None:
+    state: dict[str, Any] = {}
+    assert pending_sale_ids(state) == []
+    keep_pending_sale_ids(state, ["300", "100", "", "200", "100", 400])
+    assert state == {"pending": "100\n200\n300\n400"}
+    assert pending_sale_ids(state) == ["100", "200", "300", "400"]
+    keep_pending_sale_ids(state, [])
+    assert state == {"pending": ""} and pending_sale_ids(state) == []
+    # a state written by an earlier version holds a list
+    assert pending_sale_ids({"pending": ["b", "a", "b"]}) == ["a", "b"]

@@ -13,6 +13,7 @@ from sandbox.testing import SandboxHandle, running_sandbox
 from sandbox.world import SyntheticWorld
 from sandbox.world.clock import DAY, to_ms
 from sandbox.world.webhooks import delivery_id
+from sources.platform.sales import pending_sale_ids
 from tests.e2e.conftest import query, source_options
 from tests.e2e.test_cli import cli_env, run_cli
 from tests.webhooks.conftest import SECRET, running_receiver
@@ -70,7 +71,7 @@ def test_refund_announced_by_webhook_is_fresh_after_the_next_budget_limited_sync
         sync = ["sync", "--no-progress", "--resources", "subscriptions,fiscal_documents,sales"]
         first = run_cli(sync, env, tmp_path)
         assert first.returncode == 0, first.stdout + first.stderr  # sale ids left over only warn
-        backlog = len(sales_state(tmp_path)["pending"])
+        backlog = len(pending_sale_ids(sales_state(tmp_path)))
         sale_id, refund_at = next_refund(world)
 
         with running_receiver(tmp_path, tmp_path / "webhooks.sqlite") as receiver:
@@ -96,7 +97,9 @@ def test_refund_announced_by_webhook_is_fresh_after_the_next_budget_limited_sync
         rows = query(check, sql)
         assert rows == [("refunded", True)]
         state = sales_state(tmp_path)
-        assert len(state["pending"]) >= backlog - budget  # the backlog still waits: the budget went first
+        assert (
+            len(pending_sale_ids(state)) >= backlog - budget
+        )  # the backlog still waits: the budget went first
         newest = query(check, "select max(_dlt_load_id) from webhook_events")[0][0]
         assert state["webhooks_loaded_until"] == newest
         assert sandbox.stats()["operations"]["sale_details"].get("429", 0) == 0
