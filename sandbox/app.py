@@ -16,7 +16,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -118,7 +118,11 @@ class Operation:
         if fault.kind == "drop" and await close_connection(scope):
             state.stats.record(name, "dropped")
             return
-        response = await self._answer(Request(scope, receive), fault)
+        try:
+            response = await self._answer(Request(scope, receive), fault)
+        except ClientDisconnect:  # the client went away before its body arrived: nothing to answer
+            state.stats.record(name, "disconnected")
+            return
         if fault.kind == "truncate" and await _send_truncated(response, scope, send):
             state.stats.record(name, response.status_code)
             return
@@ -157,6 +161,8 @@ class Operation:
             response = error_response(exc)
         except WorldError as exc:
             response = error_response(from_world_error(exc))
+        except ClientDisconnect:
+            raise
         except Exception:  # a bug in the world or here: still the error body, and a log line
             log.exception("operation %s failed", self.d.name)
             response = error_response(ApiError(500, "internal server error"))

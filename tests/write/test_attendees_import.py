@@ -143,7 +143,10 @@ def test_import_killed_mid_way_and_rerun_ends_with_each_person_once(tmp_path):
         emails = Counter(a["email"] for a in attendees(sandbox, token, event["id"]))
         assert [emails[p["email"]] for p in people] == [1] * 45
         operations = sandbox.stats()["operations"]
-        assert operations["add_attendee"] == {"201": 45}  # nothing sent twice, no 429
+        # Nothing sent twice, no 429; the kill may cut a POST before its body reached the platform.
+        assert operations["add_attendee"]["201"] == 45
+        assert set(operations["add_attendee"]) <= {"201", "disconnected"}
+        assert operations["add_attendee"].get("disconnected", 0) <= 1
         assert "429" not in operations["list_attendees"] and "429" not in operations["event_details"]
         results = read_results(tmp_path / "many.results.csv")
         # Rows the killed run finished are on the list (skipped); the one in flight, if it went through,
