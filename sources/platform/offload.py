@@ -4,14 +4,16 @@ The extract is bound by the interpreter lock: parsing, validating and packing th
 most of its work (at 1M rows in bench/, 45 of its 90 CPU seconds were the fiscal documents alone), and it
 runs on one core while the others wait. A `PageDecoder` hands the body of a page of a flat model
 (`models/columnar.py`) to a helper process, which validates it as this process would and packs it with
-the same `page_table` (`decode_page`: the whole body in one call of pydantic's JSON validator, into
-the rows `parse_record` returns, then the same envelope check) and sends back the Arrow table; this
-process meanwhile fetches and writes other pages.
+the same `page_table` (`page_decoding.decode_page`: the whole body in one call of pydantic's JSON
+validator, into the rows `parse_record` returns, then the same envelope check) and sends back the Arrow
+table; this process meanwhile fetches and writes other pages.
 
-The helper only ever answers for a page it could decode completely and strictly. Anything else (a
-malformed envelope, a record that does not validate, an unknown enum value, a value Arrow cannot carry)
-comes back as "not decoded", and the page is decoded here as if there were no helper, with the same
-errors, warnings and settings. If a helper dies, its page and the following ones are decoded here too.
+Records that depart from the spec are read in the helper too, record by record with the same
+`records.RecordReader`, and their departures come back with the table. A page the helper cannot answer
+for (a malformed envelope, a record to quarantine, whose token this process redacts, a value Arrow cannot
+carry, strict reading) comes back as "not decoded", and the page is decoded here as if there were no
+helper, with the same errors, warnings and settings. If a helper dies, its page and the following ones
+are decoded here too.
 
 Helpers are separate interpreters running `serve_stdio` (not forked from this multi-threaded process,
 and not `multiprocessing`'s spawn, which would import the caller's main module again); they start only
@@ -32,20 +34,14 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 import pyarrow as pa
 
-from sources.platform.errors import MalformedResponseError
 from sources.platform.lifeline import end_with_parent
-from sources.platform.models import DepartingRecord, Departure, parse_page_leniently, parse_page_strictly
-from sources.platform.models.columnar import Layout, page_table
-from sources.platform.paging import Page, parse_envelope
-from sources.platform.records import RecordReader
-from sources.platform.streams import STREAMS
+from sources.platform.page_decoding import DecodedPage, PageJob, decode_page
+from sources.platform.paging import Page
 
 logger = logging.getLogger("platform_sync.offload")
 
@@ -59,145 +55,6 @@ JOBS_PER_HELPER = 3
 _LENGTH = struct.Struct("<Q")
 # The sync's pid, for its helpers: a helper that finds another parent once it has started ends at once.
 PARENT_PID_VARIABLE = "PLATFORM_SYNC_HELPER_PARENT"
-
-
-@dataclass(frozen=True)
-class PageJob:
-    """One page body to decode, and what its table needs besides the records."""
-
-    stream: str
-    operation: str
-    requested_page: int
-    content: bytes
-    extra: Mapping[str, Any] | None = None
-    load_id: str | None = None
-    # Read records that depart from the spec (off: `strict`, left to this process), and the incremental
-    # cursor's field: rows where it departed come back apart (`DecodedPage.cursor_departed`).
-    tolerant: bool = True
-    cursor: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class DecodedPage(Page):
-    """A page a helper decoded although some records depart from the spec: the rows Arrow can carry are
-    `items` (a table), the others `leftover`, and what departed, record by record, `departures`."""
-
-    leftover: list[dict[str, Any]] = field(default_factory=list)
-    departures: list[tuple[str | None, list[Departure]]] = field(default_factory=list)
-    # Rows whose incremental cursor field departed from the spec: loaded, but never shown to the cursor
-    # (`records.new_rows`' rule).
-    cursor_departed: list[dict[str, Any]] = field(default_factory=list)
-
-
-class _Departures:
-    """What a helper's `RecordReader` found, to send back; a quarantined record leaves the page to this
-    process, which knows the token to redact."""
-
-    def __init__(self) -> None:
-        self.found: list[tuple[str | None, list[Departure]]] = []
-        self.quarantined = False
-
-    def record(self, resource: str, record_id: Any, departures: Sequence[Departure]) -> None:
-        self.found.append((None if record_id is None else str(record_id), list(departures)))
-
-    def quarantine(
-        self, resource: str, reason: str, record_id: Any, raw: Any, redact: Callable[[str], str]
-    ) -> None:
-        self.quarantined = True
-
-
-def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | None:
-    """The page with its records validated and packed into one Arrow table, or None if this page must
-    be decoded the ordinary way (see the module's docstring). Run by the helpers; a function of the job
-    (and of `departing`, the streams whose last page had a record that departs from the spec, which the
-    helper keeps), so that it can be tested here.
-
-    Where records depart, most pages have one (at 3%, 95% of pages of 100): once a stream's page had
-    one, its next page is read leniently at once instead of strictly first."""
-    stream = STREAMS[job.stream]
-    layout = stream.columnar_layout()
-    if layout is None:
-        return None
-    departing = set() if departing is None else departing
-    if job.tolerant and job.stream in departing:
-        return _decode_tolerantly(job, layout, departing)
-    try:
-        document = parse_page_strictly(stream.model, job.content)
-    except ValueError:  # a record departs from the spec, or the body is no page at all
-        return _decode_tolerantly(job, layout, departing) if job.tolerant else None
-    try:
-        page = parse_envelope(document, operation=job.operation, requested_page=job.requested_page)
-    except MalformedResponseError:
-        return None
-    rows = page.items
-    if not rows:
-        return page
-    if job.extra:
-        for row in rows:
-            row.update(job.extra)
-    table = page_table(layout, rows, job.load_id, known_keys=True)
-    if table is None:
-        return None
-    return Page(table, page.page, page.pages, page.total_items, page.items_per_page)
-
-
-def _decode_tolerantly(job: PageJob, layout: Layout, departing: set[str]) -> Page | None:
-    """A page read leniently (`parse_page_leniently`): the records that depart from the spec are read one
-    by one as this process would (`records.RecordReader`). None when a record is quarantined (this
-    process knows the token to redact from it). The rows whose cursor field departed come back apart,
-    never shown to a cursor. A page where nothing departs comes back as a plain page."""
-    stream = STREAMS[job.stream]
-    try:
-        document = parse_page_leniently(stream.model, job.content)
-        items = document["items"]
-        # The envelope is checked on the records as they came.
-        as_sent = [item.raw if type(item) is DepartingRecord else item for item in items]
-        page = parse_envelope(
-            {**document, "items": as_sent}, operation=job.operation, requested_page=job.requested_page
-        )
-    except (ValueError, MalformedResponseError):
-        return None
-    found = _Departures()
-    reader = RecordReader(strict=False, log=found, redact=str)
-    packable: list[dict[str, Any]] = []  # in the page's order
-    leftover: list[dict[str, Any]] = []
-    cursor_departed: list[dict[str, Any]] = []
-    departed = False
-    for item in items:
-        if type(item) is not DepartingRecord:
-            if job.extra:
-                item.update(job.extra)
-            packable.append(item)  # read strictly: no field the model does not know
-            continue
-        departed = True
-        for row, cursor_moved_away in reader.read(stream, [item.raw], job.extra, job.cursor):
-            if cursor_moved_away:
-                cursor_departed.append(row)
-            elif layout.shape.holds(row):
-                packable.append(row)
-            else:
-                leftover.append(row)
-    if found.quarantined:
-        return None
-    if departed:
-        departing.add(job.stream)
-    else:
-        departing.discard(job.stream)
-    table = page_table(layout, packable, job.load_id, known_keys=True) if packable else None
-    if table is None:
-        return None
-    if not departed:
-        return Page(table, page.page, page.pages, page.total_items, page.items_per_page)
-    return DecodedPage(
-        table,
-        page.page,
-        page.pages,
-        page.total_items,
-        page.items_per_page,
-        leftover,
-        found.found,
-        cursor_departed,
-    )
 
 
 # --- the wire: length-prefixed pickles over the helper's stdin and stdout ---

@@ -28,8 +28,9 @@ from sources.platform.guard import scope_message
 from sources.platform.interleave import interleaved
 from sources.platform.models import RecordValidationError
 from sources.platform.models.columnar import packed_pages
-from sources.platform.offload import DecodedPage, PageDecoder, PageJob
+from sources.platform.offload import PageDecoder
 from sources.platform.operations import OPERATIONS_BY_NAME
+from sources.platform.page_decoding import DecodedPage, PageJob
 from sources.platform.paging import Page
 from sources.platform.records import RecordReader, new_rows
 from sources.platform.report import RunReport

@@ -17,7 +17,8 @@ from sources.platform.cursor import Cursor
 from sources.platform.errors import ConfigurationError, PagingLoopError
 from sources.platform.models import Departure, parse_record
 from sources.platform.models.columnar import page_table
-from sources.platform.offload import DecodedPage, PageDecoder, PageJob, decode_page
+from sources.platform.offload import PageDecoder
+from sources.platform.page_decoding import DecodedPage, PageJob, decode_page
 from sources.platform.paging import Page, PageWalk
 from sources.platform.records import RecordReader
 from sources.platform.settings import decode_workers_or_default
