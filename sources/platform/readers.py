@@ -155,13 +155,13 @@ class SourceContext:
     def commit_pending_sales(self) -> None:
         """Write the ids kept by `_keep_sale_ids_pending` into `sales`' state, once per producer (sorting
         the whole list on every page was quadratic: minutes at a million fiscal documents)."""
-        with self._lock:
+        with self._lock:  # producers end in their own threads: one read-modify-write at a time
             fresh, self._pending_sales = self._pending_sales, set()
-        fresh.difference_update(self._known_sales or ())
-        if fresh:
-            sales = dlt.current.source_state().setdefault("resources", {}).setdefault("sales", {})
-            fresh.update(pending_sale_ids(sales))
-            keep_pending_sale_ids(sales, fresh)
+            fresh.difference_update(self._known_sales or ())
+            if fresh:
+                sales = dlt.current.source_state().setdefault("resources", {}).setdefault("sales", {})
+                fresh.update(pending_sale_ids(sales))
+                keep_pending_sale_ids(sales, fresh)
 
 
 def read_all(
