@@ -192,7 +192,7 @@ def _run_sync(options: argparse.Namespace) -> int:
             if progress:
                 progress.close()
         outcomes = outcome_rows(result, resources, started_at)
-        record_run(pipeline, outcomes)
+        record_run(pipeline, outcomes, result.freshness)
     status, failure = sync_exit_status(result, resources)
     if options.log_format == "json":
         print_json(
@@ -204,6 +204,7 @@ def _run_sync(options: argparse.Namespace) -> int:
                 "requests": result.requests,
                 "seconds": result.seconds,
                 "resources": outcomes,
+                "freshness": result.freshness,
             }
         )
     else:

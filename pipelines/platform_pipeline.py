@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import sys
 import time
@@ -26,6 +27,7 @@ from pipelines.parallelism import parallel_normalize
 from pipelines.progress import SyncProgress
 from sources.platform import RunReport, platform_source
 from sources.platform.errors import ConfigurationError
+from sources.platform.freshness import table_freshness
 from sources.platform.streams import STREAMS
 
 logger = logging.getLogger("platform_sync.pipeline")
@@ -49,6 +51,8 @@ class SyncResult:
     seconds: dict[str, float]
     report: RunReport
     extra: dict[str, Any] = field(default_factory=dict)
+    # One row per resource of the run: how fresh its table is (`sources/platform/freshness.py`).
+    freshness: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_partial(self) -> bool:
@@ -141,6 +145,12 @@ def sync(
         requests=dict(report.requests),
         seconds={**_step_seconds(pipeline), "total": total},
         report=report,
+        freshness=table_freshness(
+            pipeline.state.get("sources", {}).get(source.name, {}),
+            report,
+            selected or list(STREAMS),
+            dt.datetime.now(dt.UTC),
+        ),
     )
 
 

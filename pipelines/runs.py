@@ -20,6 +20,7 @@ from typing import Any
 import dlt
 
 from pipelines.platform_pipeline import SyncResult
+from sources.platform.freshness import FRESHNESS_COLUMNS, FRESHNESS_TABLE
 from sources.platform.streams import STREAMS
 
 logger = logging.getLogger("platform_sync.runs")
@@ -67,8 +68,11 @@ def _status(result: SyncResult, name: str) -> tuple[str, str]:
     return "loaded", f"{result.rows.get(name, 0)} rows"
 
 
-def record_run(pipeline: dlt.Pipeline, rows: list[dict[str, Any]]) -> bool:
-    """Append the run's outcomes to `_platform_sync_runs` in the sync's destination and dataset.
+def record_run(
+    pipeline: dlt.Pipeline, rows: list[dict[str, Any]], freshness: Sequence[dict[str, Any]] = ()
+) -> bool:
+    """Append the run's outcomes to `_platform_sync_runs` in the sync's destination and dataset, and
+    merge each table's freshness into `_platform_freshness` (one row per table, the latest run's view).
 
     A failure here is logged and reported as False: the sync itself is done and its exit status stands.
     """
@@ -78,9 +82,19 @@ def record_run(pipeline: dlt.Pipeline, rows: list[dict[str, Any]]) -> bool:
         destination=pipeline.destination,
         dataset_name=pipeline.dataset_name,
     )
-    resource = dlt.resource(rows, name=RUNS_TABLE, write_disposition="append", columns=RUNS_COLUMNS)
+    resources = [dlt.resource(rows, name=RUNS_TABLE, write_disposition="append", columns=RUNS_COLUMNS)]
+    if freshness:
+        resources.append(
+            dlt.resource(
+                list(freshness),
+                name=FRESHNESS_TABLE,
+                write_disposition="merge",
+                primary_key="table_name",
+                columns=FRESHNESS_COLUMNS,
+            )
+        )
     try:
-        runs.run(resource, schema=dlt.Schema(RUNS_PIPELINE))
+        runs.run(resources, schema=dlt.Schema(RUNS_PIPELINE))
     except Exception as exc:  # the outcome table must never turn a finished sync into a crash
         logger.warning("could not record the run's outcomes in %s: %s", RUNS_TABLE, exc)
         return False

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from pipelines.platform_pipeline import SyncResult
 from sources.platform.departures import Quarantined
+from sources.platform.freshness import freshness_lines
 
 
 def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
@@ -31,6 +32,10 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
             "`platform-sync sync --rescan` reads them now.",
             file=out,
         )
+    if lines := freshness_lines(result.freshness):
+        print("freshness (table _platform_freshness):", file=out)
+        for line in lines:
+            print(f"  {line}", file=out)
     for resource, reason in result.report.skipped.items():
         print(f"SKIPPED {resource}: {reason}", file=out)
     for resource, reason in result.report.failed.items():

@@ -22,15 +22,17 @@ from sources.platform.batches import Batch
 from sources.platform.client import PlatformClient
 from sources.platform.config_check import check_list, check_source_config
 from sources.platform.departures import declare_tables
+from sources.platform.freshness import note_complete_read
 from sources.platform.guard import guarded
 from sources.platform.models import columns_for, nested_hints_for
 from sources.platform.offload import PageDecoder
 from sources.platform.readers import SourceContext
 from sources.platform.records import RecordReader
-from sources.platform.report import RunReport
+from sources.platform.report import RunReport, SaleDetailsPace
 from sources.platform.rescan import scan_when_due
 from sources.platform.sales import SaleIdQueue
 from sources.platform.settings import (
+    DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
     DEFAULT_COMMUNITY_DAYS,
     DEFAULT_FISCAL_LAG_DAYS,
     DEFAULT_FISCAL_WINDOW_DAYS,
@@ -51,6 +53,7 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    whole_number,
 )
 from sources.platform.streams import FULL_SCANS, STREAMS, Stream
 
@@ -98,6 +101,7 @@ def platform_source(
     rescan_hours: float = DEFAULT_RESCAN_HOURS,
     rescan_hours_by_resource: Mapping[str, float] | None = None,
     rescan: bool = False,
+    cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
@@ -117,6 +121,8 @@ def platform_source(
         event_ids, community_ids, sale_ids, course_ids, schools: Ids the API gives no way to list.
         rescan_hours: A full-scan resource (`Stream.full_scan`) whose last complete scan is younger than
             this is not read (0: read every run); `rescan_hours_by_resource` overrides it per resource.
+        cheap_scan_max_requests: A full-scan resource whose last complete scan made at most this many
+            requests is read on every run, whatever `rescan_hours` says (`rescan.py`).
         rescan: Read every full-scan resource in this run, however recent its last scan.
         strict: Fail a resource on any record that departs from the spec (a null where the spec has
             none, an enum value or a field it does not list, a value of another type). Off, such a
@@ -166,6 +172,7 @@ def platform_source(
         rescan_hours=parse_rescan_hours("rescan_hours", rescan_hours),
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
         rescan=rescan,
+        cheap_scan_max_requests=whole_number("cheap_scan_max_requests", cheap_scan_max_requests),
     )
     if client is None:
         client = PlatformClient(
@@ -177,6 +184,9 @@ def platform_source(
             max_retries=max_retries,
         )
     run_report = report if report is not None else RunReport()
+    run_report.sale_details_pace = SaleDetailsPace(
+        settings.sales_max_requests, client.rate_limits.get(STREAMS["sales"].operation)
+    )
     run_report.count_requests_with(lambda: {name: stats.requests for name, stats in client.stats.items()})
     ctx = SourceContext(
         client=client,
@@ -195,12 +205,13 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
 
     def scan() -> Iterator[Batch]:
         if stream.full_scan:
-            return scan_when_due(ctx, stream, lambda: read(ctx))
+            return scan_when_due(ctx, stream, read)
         return read(ctx)
 
     def rows() -> Iterator[Any]:
         try:
             yield from ctx.pack(stream, guarded(ctx, stream, scan))
+            note_complete_read(stream.name, ctx.report, ctx.snapshot_at)
         finally:
             ctx.finished(stream.name)
         # What this resource's records departed from the spec in, in the same load package as the rows.

@@ -51,7 +51,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "strict": ("true or false", "strict = false"),
     "arrow_pages": ("true or false", "arrow_pages = true"),
     "decode_workers": ("a whole number", "decode_workers = 1"),
-    "sales_recheck_hours": ("a number", "sales_recheck_hours = 24"),
+    "sales_recheck_hours": ("a number", "sales_recheck_hours = 0"),
     "rescan_hours": ("a number", "rescan_hours = 6"),
     "rate_limit_time_scale": ("a number", "rate_limit_time_scale = 1.0"),
     "max_retries": ("a whole number", "max_retries = 6"),
@@ -65,6 +65,7 @@ WHOLE_NUMBER_DEFAULTS = {
     "sales_max_requests": 5000,
     "sales_refresh_days": 30,
     "sales_concurrency": 4,
+    "cheap_scan_max_requests": 10,
 }
 EXAMPLES.update({key: ("a whole number", f"{key} = {value}") for key, value in WHOLE_NUMBER_DEFAULTS.items()})
 LISTS = ("event_ids", "community_ids", "sale_ids", "course_ids", "granted_scopes")

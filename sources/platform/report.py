@@ -6,10 +6,27 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from sources.platform.departures import DepartureLog
 
 logger = logging.getLogger("platform_sync.source")
+
+
+@dataclass(frozen=True)
+class ScanSchedule:
+    """How often a full-scan resource is read, as this run found it (`rescan.py`)."""
+
+    interval: timedelta  # zero: on every run (its last scan was cheap)
+    next_after: datetime  # the first run start that reads it again
+
+
+@dataclass(frozen=True)
+class SaleDetailsPace:
+    """What bounds the sale details: requests per run and per minute (for the backlog's ETA)."""
+
+    max_requests_per_run: int
+    requests_per_minute: float | None
 
 
 @dataclass
@@ -26,6 +43,8 @@ class RunReport:
     failed: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
+    scans: dict[str, ScanSchedule] = field(default_factory=dict)  # the full-scan resources' schedules
+    sale_details_pace: SaleDetailsPace | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
 
@@ -36,6 +55,10 @@ class RunReport:
     @property
     def requests(self) -> dict[str, int]:
         return self._count_requests() if self._count_requests else {}
+
+    def schedule_scan(self, resource: str, schedule: ScanSchedule) -> None:
+        with self._lock:
+            self.scans[resource] = schedule
 
     def mark_not_due(self, resource: str, reason: str) -> None:
         """Not read by design this run: its table stays as loaded, and the run is not partial."""

@@ -1,50 +1,86 @@
-"""Full-scan resources are read again only once their last complete scan is `rescan_hours` old.
+"""When a full-scan resource is read: every run if its last scan was cheap, else every `rescan_hours`.
 
 The API has no update filter for these resources (`Stream.full_scan`), so reading one costs as much in a
-run with nothing new as in the first run. The time of each resource's last complete scan is kept in the
-source's dlt state and written only after the last page was yielded: dlt commits that state in the same
-load package as the rows, so a scan that failed or was killed is never taken for a complete one and is
-repeated by the next run. (Not in the resource's own state: dlt empties that at the start of every run
-for `replace` resources, such as the product snapshots.)
+run with nothing new as in the first run. What it costs is known from its last complete scan: a list of
+a few pages (transfers, lesson comments, affiliations) is read whole on every run, so that its table is
+as fresh as the schedule; a fan of one request per parent (campaigns and partners of every product,
+one request per event or student) whose last scan made more than `cheap_scan_max_requests` is read again
+only once that scan is `rescan_hours` old. A per-resource `rescan_hours_by_resource` is the user's
+explicit choice and wins over both.
+
+The time and cost of each resource's last complete scan are kept in the source's dlt state and written
+only after the last page was yielded: dlt commits that state in the same load package as the rows, so a
+scan that failed or was killed is never taken for a complete one and is repeated by the next run. (Not
+in the resource's own state: dlt empties that at the start of every run for `replace` resources, such as
+the product snapshots.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 import dlt
 import pendulum
 
 from sources.platform.batches import Batch
+from sources.platform.client import PageDecode, PlatformClient
 from sources.platform.guard import keep_replaced_table
+from sources.platform.paging import Page
 from sources.platform.readers import SourceContext
+from sources.platform.report import ScanSchedule
+from sources.platform.settings import SourceSettings
 from sources.platform.streams import Stream
 
-# Source state key: resource name -> ISO time of the start of the run of its last complete scan.
+# Source state keys, by resource name: the ISO time of the start of the run of its last complete scan,
+# and the number of requests that scan made.
 LAST_SCANS_KEY = "last_full_scan_at"
+SCAN_COSTS_KEY = "last_full_scan_requests"
 
 
-def scan_when_due(ctx: SourceContext, stream: Stream, scan: Callable[[], Iterator[Batch]]) -> Iterator[Batch]:
-    """Run `scan` if the resource is due (or `rescan` forces it), else report it not due and read nothing."""
-    last_scans: dict[str, str] = dlt.current.source_state().setdefault(LAST_SCANS_KEY, {})
+def scan_when_due(
+    ctx: SourceContext, stream: Stream, read: Callable[[SourceContext], Iterator[Batch]]
+) -> Iterator[Batch]:
+    """Read the resource if it is due (or `rescan` forces it), else report it not due and read nothing."""
+    state = dlt.current.source_state()
+    last_scans: dict[str, str] = state.setdefault(LAST_SCANS_KEY, {})
+    costs: dict[str, int] = state.setdefault(SCAN_COSTS_KEY, {})
     # The run's start, not the scan's end, is what is recorded and compared: a run scheduled every
     # `rescan_hours` then rescans every time, however long the scan itself took.
     run_started_at = ctx.snapshot_at
-    last_scan = last_full_scan(last_scans, stream.name)
-    interval = timedelta(hours=ctx.settings.rescan_interval_hours(stream.name))
+    last_scan = stamped_time(last_scans, stream.name)
+    interval = scan_interval(ctx.settings, stream.name, costs.get(stream.name))
     if (
         last_scan is not None
         and not ctx.settings.rescan
         and not is_due(last_scan, interval, run_started_at)
         and _table_is_loaded(stream)
     ):
+        ctx.report.schedule_scan(stream.name, ScanSchedule(interval, last_scan + interval))
         ctx.report.mark_not_due(stream.name, not_due_reason(last_scan, interval))
         keep_replaced_table(stream)
         return
-    yield from scan()
+    counting = CountingClient(ctx.client)
+    # The copy shares the context's sets, queue and lock; a full scan produces no sale ids, so it never
+    # rebinds the pending ids that `commit_pending_sales` swaps.
+    yield from read(replace(ctx, client=counting))
     # Reached only when the scan ran to its end: an exception leaves the previous complete scan's time.
     last_scans[stream.name] = run_started_at.isoformat()
+    costs[stream.name] = counting.requests
+    interval = scan_interval(ctx.settings, stream.name, counting.requests)
+    ctx.report.schedule_scan(stream.name, ScanSchedule(interval, run_started_at + interval))
+
+
+def scan_interval(settings: SourceSettings, resource: str, last_cost: int | None) -> timedelta:
+    """How long a complete scan stays fresh: the resource's own `rescan_hours_by_resource` if set; no
+    time at all if its last scan made at most `cheap_scan_max_requests`; else `rescan_hours`."""
+    if resource in settings.rescan_hours_by_resource:
+        return timedelta(hours=settings.rescan_hours_by_resource[resource])
+    if last_cost is not None and last_cost <= settings.cheap_scan_max_requests:
+        return timedelta(0)
+    return timedelta(hours=settings.rescan_hours)
 
 
 def is_due(last_scan: datetime, interval: timedelta, now: datetime) -> bool:
@@ -52,8 +88,9 @@ def is_due(last_scan: datetime, interval: timedelta, now: datetime) -> bool:
     return not (last_scan <= now < last_scan + interval)
 
 
-def last_full_scan(last_scans: Mapping[str, str], resource: str) -> datetime | None:
-    value = last_scans.get(resource)
+def stamped_time(stamps: Mapping[str, str], resource: str) -> datetime | None:
+    """The time kept for `resource` in one of the state's ISO time tables, if any."""
+    value = stamps.get(resource)
     if not value:
         return None
     parsed = pendulum.parse(value)
@@ -62,13 +99,50 @@ def last_full_scan(last_scans: Mapping[str, str], resource: str) -> datetime | N
 
 
 def not_due_reason(last_scan: datetime, interval: timedelta) -> str:
-    return f"last full scan {_minute(last_scan)}, next after {_minute(last_scan + interval)}"
+    return f"last full scan {minute(last_scan)}, next after {minute(last_scan + interval)}"
 
 
-def _minute(moment: datetime) -> str:
+def minute(moment: datetime) -> str:
     return pendulum.instance(moment).in_timezone("UTC").format("YYYY-MM-DD HH:mm [UTC]")
 
 
 def _table_is_loaded(stream: Stream) -> bool:
     """A table dropped since its last scan (`refresh="drop_resources"`, `dlt pipeline drop`) is read again."""
     return stream.name in dlt.current.source().schema.tables
+
+
+class CountingClient(PlatformClient):
+    """The source's client as one scan sees it: the same client, with the scan's requests counted.
+
+    Counted here rather than from the client's per-operation counts, which other resources share (the
+    product snapshots walk `list_products` while `products` does). A page is one request; retries of a
+    request are not counted, as they are no part of what the scan needs.
+    """
+
+    def __init__(self, client: PlatformClient) -> None:  # a view of `client`: no super().__init__
+        self._client = client
+        self.requests = 0
+
+    def request(
+        self,
+        operation_name: str,
+        path_params: Mapping[str, object] | None = None,
+        params: Mapping[str, object] | None = None,
+        json: Any = None,
+    ) -> Any:
+        self.requests += 1
+        return self._client.request(operation_name, path_params, params, json)
+
+    def paginate(
+        self,
+        operation_name: str,
+        path_params: Mapping[str, object] | None = None,
+        params: Mapping[str, object] | None = None,
+        decode: PageDecode | None = None,
+    ) -> Iterator[Page]:
+        for page in self._client.paginate(operation_name, path_params, params, decode):
+            self.requests += 1
+            yield page
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)

@@ -23,9 +23,11 @@ DEFAULT_FISCAL_LAG_DAYS = 15
 DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS = 90
 DEFAULT_SALES_MAX_REQUESTS = 5000
 DEFAULT_SALES_REFRESH_DAYS = 30
-DEFAULT_SALES_RECHECK_HOURS = 24.0
+DEFAULT_SALES_RECHECK_HOURS = 0.0
 DEFAULT_SALES_CONCURRENCY = 4
 DEFAULT_RESCAN_HOURS = 6.0
+# A full scan whose last complete read made at most this many requests is read on every run (`rescan.py`).
+DEFAULT_CHEAP_SCAN_MAX_REQUESTS = 10
 # Helper processes that decode the pages of large flat lists beside the extract (`offload.py`): one,
 # where there is a core for it. The extract itself is one core's work, so more would find no core free.
 MAX_DEFAULT_DECODE_WORKERS = 1
@@ -68,10 +70,7 @@ class SourceSettings:
     rescan_hours: float = DEFAULT_RESCAN_HOURS
     rescan_hours_by_resource: Mapping[str, float] = field(default_factory=dict)
     rescan: bool = False
-
-    def rescan_interval_hours(self, resource: str) -> float:
-        """How long a complete scan of the full-scan resource `resource` stays fresh."""
-        return self.rescan_hours_by_resource.get(resource, self.rescan_hours)
+    cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS
 
 
 def parse_start_date(value: str | datetime) -> datetime:
@@ -176,13 +175,18 @@ def positive(name: str, value: int) -> int:
     return value
 
 
+def whole_number(name: str, value: int) -> int:
+    """A count that may be 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"{name} must be a whole number of at least 0, got {value!r}")
+    return value
+
+
 def decode_workers_or_default(value: int | None, cpu_count: int | None) -> int:
     """The configured number of decoding helpers, or by default one if there are two cores or more."""
     if value is None:
         return min(MAX_DEFAULT_DECODE_WORKERS, max(0, (cpu_count or 1) - 1))
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigurationError(f"decode_workers must be a whole number of at least 0, got {value!r}")
-    return value
+    return whole_number("decode_workers", value)
 
 
 def non_negative(name: str, value: float) -> float:

@@ -95,7 +95,7 @@ def _assert_same_data(drifted: dlt.Pipeline, reference: dlt.Pipeline, served: Se
     departed: dict[tuple[str, str], set[str]] = defaultdict(set)
     for departure in served:
         departed[(RESOURCE_OF[departure["operation"]], departure["record_id"])].add(departure["path"])
-    ours, theirs = rows_by_record(_path(drifted)), rows_by_record(_path(reference))
+    ours, theirs = (rows_by_record(_path(p), latest_snapshot_only=True) for p in (drifted, reference))
     assert ours.keys() == theirs.keys()
     for table, records in theirs.items():
         resource = table.split("__")[0]

@@ -1,4 +1,5 @@
-"""Full-scan resources are read again only every `rescan_hours`: exact requests, tables, state."""
+"""Full-scan resources: a cheap one is read every run, an expensive one only every `rescan_hours`;
+exact requests, tables, state. The interval tests make every scan expensive (`INTERVAL_ONLY`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ from tests.e2e.test_sync import assert_warehouse_matches_api
 # What the full scans request: their own operations, and the product listing the product snapshots walk.
 FULL_SCAN_OPERATIONS = frozenset(STREAMS[name].operation for name in FULL_SCANS)
 INCREMENTAL_OPERATIONS = frozenset({"list_subscriptions", "list_attendees", "list_fiscal_documents"})
+
+
+# With no scan cheap enough to be read every run, every full scan waits for `rescan_hours`.
+INTERVAL_ONLY = {"cheap_scan_max_requests": 0}
 
 
 def requests_by_operation(sandbox) -> dict[str, int]:
@@ -64,7 +69,7 @@ def synced(sandbox, pipeline: dlt.Pipeline, **options: Any) -> tuple[SyncResult,
 
 def test_a_second_run_reads_no_full_scan_and_leaves_their_tables_untouched(sandbox, make_pipeline):
     pipeline = make_pipeline()
-    options = source_options(sandbox, sandbox.token())
+    options = source_options(sandbox, sandbox.token(), **INTERVAL_ONLY)
     first_sync(sandbox, pipeline, options)
     before, scans_before = loaded_rows(pipeline), last_scans(pipeline)
     assert all(before.values()), "every full-scan table holds rows, the replaced snapshots included"
@@ -90,7 +95,7 @@ def test_a_second_run_reads_no_full_scan_and_leaves_their_tables_untouched(sandb
 
 def test_a_resource_is_read_again_once_its_interval_has_passed(sandbox, make_pipeline):
     pipeline = make_pipeline()
-    options = source_options(sandbox, sandbox.token())
+    options = source_options(sandbox, sandbox.token(), **INTERVAL_ONLY)
     full = first_sync(sandbox, pipeline, options)
     pages_of_products = full["list_products"] // 3  # products, then campaigns and partners walk them too
 
@@ -134,7 +139,7 @@ def test_rescan_full_refresh_and_a_dropped_table_read_the_full_scans_now(sandbox
 
 def test_a_scan_that_fails_mid_way_is_not_recorded_and_runs_again(sandbox, make_pipeline):
     pipeline = make_pipeline()
-    options = source_options(sandbox, sandbox.token())
+    options = source_options(sandbox, sandbox.token(), **INTERVAL_ONLY)
     sandbox.set_faults("revoke_after=2")  # the second request answers 401: after the first page
     sandbox.reset_stats()
     failed = sync(pipeline, resources=["lesson_comments"], source_options=options)
@@ -168,7 +173,8 @@ def test_the_command_line_skips_what_is_not_due_and_rescan_reads_it(tmp_path):
     from sandbox.testing import running_sandbox
 
     with running_sandbox(seed=2, scale=100, time_scale=600) as sandbox:
-        env = cli_env(tmp_path, source_options(sandbox, sandbox.token(), rate_limit_time_scale=600))
+        options = source_options(sandbox, sandbox.token(), rate_limit_time_scale=600, **INTERVAL_ONLY)
+        env = cli_env(tmp_path, options)
         sandbox.reset_stats()
         first = run_cli(["sync", "--no-progress"], env, tmp_path)
         assert first.returncode == 0, first.stdout + first.stderr

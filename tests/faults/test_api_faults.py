@@ -123,7 +123,11 @@ def test_token_revoked_in_sales_after_their_producers_loses_no_sale(
     assert _fault_counts(sandbox)["revoke"] == 1
     assert REAUTHORIZE_HINT in first.report.failed["sales"]
     loaded = len(rows_by_record(database_of(pipeline))["sales"])
-    assert loaded >= sale_details // 2 - 10  # fetched before the 401, handed to dlt despite it
+    # Every sale fetched before the 401 is handed to dlt despite it, but those of the (at most four)
+    # requests in flight beside the one that got it: the run's other requests came first.
+    answered = sandbox.stats()["operations"]["sale_details"].get("200", 0)
+    assert answered >= sale_details // 2 - 30
+    assert answered + 1 - 4 <= loaded <= answered + 1  # and the one sale of the first run
     rerun_clean(pipeline, sandbox, reference)
 
 

@@ -32,7 +32,10 @@ def test_each_run_appends_one_row_per_resource(tmp_path):
     with running_sandbox(seed=2, scale=50, time_scale=600) as sandbox:
         transfers = next(op for op in OPERATIONS if op.name == "list_transfers")
         scopes = sorted({s for op in OPERATIONS for s in op.scopes} - set(transfers.scopes))
-        options = source_options(sandbox, sandbox.token(scopes), rate_limit_time_scale=600)
+        # Every full scan waits for rescan_hours, however cheap (`not_due` rows)
+        options = source_options(
+            sandbox, sandbox.token(scopes), rate_limit_time_scale=600, cheap_scan_max_requests=0
+        )
 
         sandbox.reset_stats()
         first = run_cli(ARGS, cli_env(tmp_path, options), tmp_path)

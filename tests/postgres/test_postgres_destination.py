@@ -111,6 +111,9 @@ def synced(postgres_env: PostgresServer, tmp_path_factory: pytest.TempPathFactor
         syncs["postgres_again"] = sync(
             pipelines["postgres"], source_options=source_options(sandbox, sandbox.token())
         )
+        # and into DuckDB as well, which appends the community snapshots (read on every run) a second
+        # time on both
+        sync(pipelines["duckdb"], source_options=source_options(sandbox, sandbox.token()))
     engines = {
         name: Engine(
             pipeline, syncs[name], run_models(pipeline, target_path=workdir / f"target_{name}", echo=False)

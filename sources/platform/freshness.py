@@ -1,0 +1,125 @@
+"""How fresh each table is: when a run last read it whole or incrementally, and what is not yet fetched.
+
+The source notes in its dlt state when each resource was last read to its end (`note_complete_read`),
+committed with the rows like every other state; `table_freshness` turns that state and the run's report
+into one row per table for `_platform_freshness` and for the run's summary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import dlt
+import pendulum
+
+from sources.platform.report import RunReport
+from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY, stamped_time
+from sources.platform.sales import pending_sale_ids
+from sources.platform.streams import STREAMS
+
+# Source state key: resource name -> ISO time of the start of the last run that read it to its end.
+LAST_READS_KEY = "last_read_at"
+
+FRESHNESS_TABLE = "_platform_freshness"
+FRESHNESS_COLUMNS: dict[str, Any] = {
+    "table_name": {"data_type": "text", "nullable": False, "primary_key": True},
+    "refresh": {"data_type": "text", "nullable": False},
+    "last_read_at": {"data_type": "timestamp", "timezone": True, "nullable": True},
+    "last_full_scan_at": {"data_type": "timestamp", "timezone": True, "nullable": True},
+    "last_scan_requests": {"data_type": "bigint", "nullable": True},
+    "next_full_scan_after": {"data_type": "timestamp", "timezone": True, "nullable": True},
+    "not_fetched": {"data_type": "bigint", "nullable": False},
+    "not_fetched_minutes": {"data_type": "double", "nullable": True},
+    "not_fetched_runs": {"data_type": "bigint", "nullable": True},
+    "checked_at": {"data_type": "timestamp", "timezone": True, "nullable": False},
+}
+
+
+def note_complete_read(resource: str, report: RunReport, run_started_at: datetime) -> None:
+    """Record that `resource` was read to its end in this run (not failed, skipped or not due)."""
+    if resource in report.failed or resource in report.skipped or resource in report.not_due:
+        return
+    dlt.current.source_state().setdefault(LAST_READS_KEY, {})[resource] = run_started_at.isoformat()
+
+
+def table_freshness(
+    source_state: Mapping[str, Any], report: RunReport, resources: Iterable[str], checked_at: datetime
+) -> list[dict[str, Any]]:
+    """One row per resource of `resources` from the source's committed state (`pipeline.state`'s
+    `sources.platform`) and the run's report."""
+    reads = source_state.get(LAST_READS_KEY, {})
+    scans = source_state.get(LAST_SCANS_KEY, {})
+    costs = source_state.get(SCAN_COSTS_KEY, {})
+    rows = []
+    for name in resources:
+        stream = STREAMS[name]
+        row: dict[str, Any] = {
+            "table_name": name,
+            "refresh": "incremental",
+            "last_read_at": stamped_time(reads, name),
+            "last_full_scan_at": None,
+            "last_scan_requests": None,
+            "next_full_scan_after": None,
+            "not_fetched": 0,
+            "not_fetched_minutes": None,
+            "not_fetched_runs": None,
+            "checked_at": checked_at,
+        }
+        if stream.full_scan:
+            schedule = report.scans.get(name)
+            row["refresh"] = _refresh(schedule.interval.total_seconds() if schedule else None)
+            row["last_full_scan_at"] = stamped_time(scans, name)
+            row["last_scan_requests"] = costs.get(name)
+            if schedule is not None and schedule.interval:
+                row["next_full_scan_after"] = schedule.next_after
+        if name == "sales":
+            row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report))
+        rows.append(row)
+    return rows
+
+
+def _refresh(interval_seconds: float | None) -> str:
+    if interval_seconds is None:
+        return "full scan, on the next run"  # not scanned this run (failed, skipped): its next run scans
+    if interval_seconds == 0:
+        return "full scan, every run"
+    return f"full scan, every {interval_seconds / 3600:g} h"
+
+
+def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport) -> dict[str, Any]:
+    """The discovered sale ids not fetched yet, and how long they take at the rate limit and per run."""
+    waiting = len(pending_sale_ids(sales_state))
+    pace = report.sale_details_pace
+    minutes = runs = None
+    if waiting and pace is not None:
+        runs = math.ceil(waiting / pace.max_requests_per_run)
+        if pace.requests_per_minute:
+            minutes = waiting / pace.requests_per_minute
+    return {"not_fetched": waiting, "not_fetched_minutes": minutes, "not_fetched_runs": runs}
+
+
+def freshness_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The summary's lines: the full scans read on every run, and what is not fetched yet."""
+    lines = []
+    every_run = [row for row in rows if row["refresh"] == "full scan, every run"]
+    if every_run:
+        names = ", ".join(f"{row['table_name']} ({row['last_scan_requests']})" for row in every_run)
+        lines.append(f"read whole on every run, their scan being cheap (requests): {names}")
+    for row in rows:
+        if row["not_fetched"]:
+            eta = ""
+            if row["not_fetched_minutes"] is not None:
+                eta = f": {_duration(row['not_fetched_minutes'])} of requests at the rate limit"
+            runs = row["not_fetched_runs"]
+            lines.append(
+                f"{row['table_name']}: {row['not_fetched']:,} discovered records not fetched yet{eta}, "
+                f"{runs} more run{'s' if runs != 1 else ''} at sales_max_requests"
+            )
+    return lines
+
+
+def _duration(minutes: float) -> str:
+    return pendulum.duration(minutes=math.ceil(minutes)).in_words(locale="en")
