@@ -127,7 +127,7 @@ def sync(
     report = RunReport()
     display = getattr(pipeline.collector, "progress", None)
     if isinstance(display, SyncProgress):
-        display.count_requests_with(lambda: report.requests)
+        display.watch(report)
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)

@@ -1,6 +1,7 @@
 """Progress of a sync, per resource: rows extracted, requests made, and for the rate-bound sale details
-requests done of the most the run makes (`sales_max_requests`: the backlog of sale ids is only known
-inside the source) and when that budget would be spent at the rate observed, while the extract runs.
+requests done of those the run knows it will make (the new sale ids and the sales that can change,
+within `sales_max_requests`; the total grows while the producers discover ids) and when they would be
+done at the rate observed, while the extract runs.
 
 Three forms, one collector (a dlt `Collector`, so dlt reports rows to it while it extracts):
 - `live`: on a terminal, a block of lines redrawn every second;
@@ -18,14 +19,12 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
-import dlt
 from dlt.common.runtime.collector import Collector
 
-from sources.platform.settings import DEFAULT_SALES_MAX_REQUESTS
+from sources.platform.report import RunReport
 from sources.platform.streams import STREAMS
 
 Style = Literal["live", "plain", "json"]
@@ -48,7 +47,7 @@ class ResourceLine:
         parts = [f"{self.resource:22} {self.rows:>10,} rows {self.requests:>8,} requests"]
         if self.done_of:
             done, total = self.done_of
-            parts.append(f"  {done:,} of at most {total:,} sale details this run (sales_max_requests)")
+            parts.append(f"  {done:,} of {total:,} sale details known to this run")
             if self.eta_seconds is not None:
                 parts.append(f", all of them in {_duration(self.eta_seconds)} at the current rate")
         return "".join(parts)
@@ -63,17 +62,16 @@ class SyncProgress(Collector):
         self.interval = LIVE_REFRESH_SECONDS if style == "live" else interval
         self.step = ""
         self._rows: dict[str, int] = {}
-        self._requests: Callable[[], dict[str, int]] = dict
+        self._report: RunReport | None = None
         self._lock = threading.Lock()
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
         self._drawn = 0  # lines of the live block on screen
         self._started = time.monotonic()
-        self._sales_budget = _sales_budget()
 
-    def count_requests_with(self, requests: Callable[[], dict[str, int]]) -> None:
-        """Where the requests per operation are read (the source's run report)."""
-        self._requests = requests
+    def watch(self, report: RunReport) -> None:
+        """Read the requests per operation and the sale details planned from the source's run report."""
+        self._report = report
 
     def update(
         self,
@@ -119,7 +117,8 @@ class SyncProgress(Collector):
     def lines(self) -> list[ResourceLine]:
         """One line per resource that has rows or requests so far, in the order of `STREAMS`."""
         requests: dict[str, int] = {}
-        for operation, count in self._requests().items():
+        report = self._report
+        for operation, count in (report.requests if report else {}).items():
             resource = RESOURCE_OF_OPERATION.get(operation)
             if resource:
                 requests[resource] = requests.get(resource, 0) + count
@@ -132,7 +131,8 @@ class SyncProgress(Collector):
                 continue
             line = ResourceLine(name, rows.get(name, 0), requests.get(name, 0))
             if name == RATE_BOUND and self._extracting():
-                done, total = line.requests, max(self._sales_budget, line.requests)
+                planned = report.sale_details_planned if report else None
+                done, total = line.requests, max(planned or 0, line.requests)
                 line.done_of = (done, total)
                 if done:
                     line.eta_seconds = (total - done) / (done / elapsed)
@@ -204,14 +204,6 @@ def progress_for(log_format: str, out: TextIO = sys.stderr, interval: float = 60
     if log_format == "json":
         return SyncProgress("json", out, interval)
     return SyncProgress("live" if out.isatty() else "plain", out, interval)
-
-
-def _sales_budget() -> int:
-    configured = dlt.config.get("sources.platform.sales_max_requests", expected_type=str)
-    try:
-        return int(configured) if configured is not None else DEFAULT_SALES_MAX_REQUESTS
-    except (TypeError, ValueError):  # the source refuses it with a configuration error
-        return DEFAULT_SALES_MAX_REQUESTS
 
 
 def _duration(seconds: float) -> str:

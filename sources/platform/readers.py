@@ -371,7 +371,9 @@ def read_sales(ctx: SourceContext) -> Iterator[Rows]:
         keep_pending_sale_ids(state, [*carried, *drain(ctx.sale_ids, ledger.known)])
         ctx.report.skip(stream.name, scope_message(stream, missing))
         return
-    fetcher = SaleFetcher(ctx.client, settings.sales_max_requests, settings.sales_concurrency)
+    fetcher = SaleFetcher(
+        ctx.client, settings.sales_max_requests, settings.sales_concurrency, ctx.report.plan_sale_details
+    )
     page: Rows = []
     page_ids: list[str] = []  # the ids of `page`: pending for the next run until dlt has the page
     try:

@@ -45,6 +45,9 @@ class RunReport:
     departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
     scans: dict[str, ScanSchedule] = field(default_factory=dict)  # the full-scan resources' schedules
     sale_details_pace: SaleDetailsPace | None = None
+    # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
+    # display's total. None until the sales resource starts.
+    sale_details_planned: int | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
 
@@ -55,6 +58,9 @@ class RunReport:
     @property
     def requests(self) -> dict[str, int]:
         return self._count_requests() if self._count_requests else {}
+
+    def plan_sale_details(self, planned: int) -> None:
+        self.sale_details_planned = planned  # one int assigned: atomic, read by the progress thread
 
     def schedule_scan(self, resource: str, schedule: ScanSchedule) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -171,12 +171,21 @@ def _loaded_sales() -> list[tuple[Any, ...]]:
 class SaleFetcher:
     """Fetches sale details with bounded concurrency within a request budget."""
 
-    def __init__(self, client: PlatformClient, budget: int, concurrency: int) -> None:
+    def __init__(
+        self,
+        client: PlatformClient,
+        budget: int,
+        concurrency: int,
+        on_planned: Callable[[int], None] | None = None,
+    ) -> None:
         self.client = client
         self.budget = budget
         self.concurrency = concurrency
         self.spent = 0
         self.left_over: list[str] = []
+        # Told how many sale details this run makes, as far as it knows: fetched, in flight and
+        # queued, within the budget (it grows while the producers discover ids).
+        self.on_planned = on_planned
 
     def run(
         self, queue: SaleIdQueue, ledger: SaleLedger, carried_over: Iterable[str]
@@ -209,6 +218,8 @@ class SaleFetcher:
                         queue_open = False
                     else:
                         urgent.extend(i for i in taken if i not in ledger.known and want(i))
+                if self.on_planned is not None:
+                    self.on_planned(min(self.budget, self.spent + len(urgent) + len(refresh)))
                 if not in_flight:
                     if queue_open:
                         continue
