@@ -1,6 +1,7 @@
-"""Data health: when each table was last loaded, what the last run skipped or failed, and what the API
-sent that the spec does not list. The two last are read from tables the sync records when it has them
-(`_platform_sync_runs`, `_platform_departures`); until then the page says they are not recorded yet.
+"""Data health: when each table was last loaded, how fresh it is, what the last run skipped or failed,
+and what the API sent that the spec does not list. The three last are read from tables the sync records
+when it has them (`_platform_freshness`, `_platform_sync_runs`, `_platform_departures`); until then the
+page says they are not recorded yet.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dashboard.pages.base import MARTS, Page
 from dashboard.warehouse import Session
 
 RUNS_TABLE = "_platform_sync_runs"
+FRESHNESS_TABLE = "_platform_freshness"
 DEPARTURES_TABLE = "_platform_departures"
 NOT_RECORDED = "not recorded yet"
 
@@ -66,6 +68,7 @@ def health(session: Session, raw: str) -> list[Any]:
             note="The newest load that wrote rows into each table (dlt's load ids and _dlt_loads).",
         ),
         section("Last loads", table("table-loads", ["load id", "schema", "status", "inserted at"], loads)),
+        section("How fresh each table is", *freshness(session, raw, tables)),
         section("Last run: what was skipped or failed", *last_run(session, raw, tables)),
         section("What the API sent that the spec does not list", *departures(session, raw, tables)),
         section("Marts", table("table-marts", ["mart", "rows"], mart_rows, page_size=20)),
@@ -89,6 +92,27 @@ def table_loads(session: Session, raw: str, tables: set[str]) -> list[tuple[Any,
         loaded = session.rows(f"select max(inserted_at) from {raw}._dlt_loads where load_id = ?", [newest])
         result.append((name, loaded[0][0] if loaded else None, rows))
     return result
+
+
+def freshness(session: Session, raw: str, tables: set[str]) -> list[Any]:
+    """Each table's refresh rule, last complete read and full scan, next scan and what waits."""
+    if FRESHNESS_TABLE not in tables:
+        return [
+            html.P(
+                f"Freshness is {NOT_RECORDED} ({raw}.{FRESHNESS_TABLE} does not exist).",
+                id="freshness-not-recorded",
+            )
+        ]
+    rows = session.rows(
+        f"""
+        select table_name, refresh, last_read_at, last_full_scan_at, next_full_scan_after, not_fetched,
+            round(not_fetched_minutes) from {raw}.{FRESHNESS_TABLE} order by not_fetched desc, table_name
+        """
+    )
+    columns = ["table", "refresh", "last read", "last full scan", "next full scan", "not fetched", "minutes"]
+    return [
+        table("table-freshness", columns, rows, page_size=20),
+    ]
 
 
 def last_run(session: Session, raw: str, tables: set[str]) -> list[Any]:

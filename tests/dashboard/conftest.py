@@ -21,6 +21,7 @@ import pytest
 
 from pipelines.models import run_models
 from pipelines.platform_pipeline import sync
+from pipelines.runs import outcome_rows, record_run, run_started_at
 from sandbox.testing import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
 
@@ -39,7 +40,9 @@ class World:
 
     def sync_and_build(self) -> Any:
         """Sync the sandbox again (what a scheduled `platform-sync sync` does), then `dbt build`."""
+        started_at = run_started_at()
         synced = sync(self.pipeline, source_options=source_options(self.sandbox, self.sandbox.token()))
+        record_run(self.pipeline, outcome_rows(synced, None, started_at), synced.freshness)
         built = run_models(self.pipeline, "build", target_path=self.folder / "target", echo=False)
         return synced, built
 

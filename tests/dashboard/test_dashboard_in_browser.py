@@ -160,7 +160,13 @@ def _assert_recorded_or_not(world: World, driver: Any) -> None:
     }
     # the sandbox drifts: the sync recorded what the API sent that the spec does not list
     assert "_platform_departures" in tables and driver.find_elements("id", "table-departures")
+    # the world's syncs record their runs as the command does: how fresh each table is, shown by name
+    assert {"_platform_sync_runs", "_platform_freshness"} <= tables
+    shown = driver.find_element("id", "table-freshness").text
+    for name, refresh in world.rows("select table_name, refresh from platform_raw._platform_freshness"):
+        assert f"{name} {refresh}" in shown
     for table, marker, table_id in (
+        ("_platform_freshness", "freshness-not-recorded", "table-freshness"),
         ("_platform_sync_runs", "runs-not-recorded", "table-last-run"),
         ("_platform_departures", "departures-not-recorded", "table-departures"),
     ):
