@@ -1,12 +1,12 @@
-"""When a full-scan resource is read: every run if its last scan was cheap, else every `rescan_hours`.
+"""When a full-scan resource is read: a cheap whole list on every run, a fan every `rescan_hours`.
 
 The API has no update filter for these resources (`Stream.full_scan`), so reading one costs as much in a
-run with nothing new as in the first run. What it costs is known from its last complete scan: a list of
-a few pages (transfers, lesson comments, affiliations) is read whole on every run, so that its table is
-as fresh as the schedule; a fan of one request per parent (campaigns and partners of every product,
-one request per event or student) whose last scan made more than `cheap_scan_max_requests` is read again
-only once that scan is `rescan_hours` old. A per-resource `rescan_hours_by_resource` is the user's
-explicit choice and wins over both.
+run with nothing new as in the first run. A whole list (transfers, lesson comments, affiliations,
+products, webhook origins) whose last complete scan made at most `cheap_scan_max_requests` requests is
+read on every run, so that its table is as fresh as the schedule; the cost is measured, so a list that
+grows past the limit waits like the others. A fan (`Stream.fans_out`: one request per product, event,
+student, delivery or community) is read again only once its last complete scan is `rescan_hours` old.
+A per-resource `rescan_hours_by_resource` is the user's explicit choice and wins over both.
 
 The time and cost of each resource's last complete scan are kept in the source's dlt state and written
 only after the last page was yielded: dlt commits that state in the same load package as the rows, so a
@@ -51,7 +51,7 @@ def scan_when_due(
     # `rescan_hours` then rescans every time, however long the scan itself took.
     run_started_at = ctx.snapshot_at
     last_scan = stamped_time(last_scans, stream.name)
-    interval = scan_interval(ctx.settings, stream.name, costs.get(stream.name))
+    interval = scan_interval(ctx.settings, stream, costs.get(stream.name))
     if (
         last_scan is not None
         and not ctx.settings.rescan
@@ -69,16 +69,17 @@ def scan_when_due(
     # Reached only when the scan ran to its end: an exception leaves the previous complete scan's time.
     last_scans[stream.name] = run_started_at.isoformat()
     costs[stream.name] = counting.requests
-    interval = scan_interval(ctx.settings, stream.name, counting.requests)
+    interval = scan_interval(ctx.settings, stream, counting.requests)
     ctx.report.schedule_scan(stream.name, ScanSchedule(interval, run_started_at + interval))
 
 
-def scan_interval(settings: SourceSettings, resource: str, last_cost: int | None) -> timedelta:
+def scan_interval(settings: SourceSettings, stream: Stream, last_cost: int | None) -> timedelta:
     """How long a complete scan stays fresh: the resource's own `rescan_hours_by_resource` if set; no
-    time at all if its last scan made at most `cheap_scan_max_requests`; else `rescan_hours`."""
-    if resource in settings.rescan_hours_by_resource:
-        return timedelta(hours=settings.rescan_hours_by_resource[resource])
-    if last_cost is not None and last_cost <= settings.cheap_scan_max_requests:
+    time at all for a whole list whose last scan made at most `cheap_scan_max_requests`; else
+    `rescan_hours`."""
+    if stream.name in settings.rescan_hours_by_resource:
+        return timedelta(hours=settings.rescan_hours_by_resource[stream.name])
+    if not stream.fans_out and last_cost is not None and last_cost <= settings.cheap_scan_max_requests:
         return timedelta(0)
     return timedelta(hours=settings.rescan_hours)
 

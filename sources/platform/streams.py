@@ -28,8 +28,12 @@ class Stream:
     write_disposition: WriteDisposition
     extra_columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
-    # Read whole each time (the API has no update filter): read again only every `rescan_hours`.
+    # Read whole each time (the API has no update filter): on every run while its last scan was cheap,
+    # else every `rescan_hours` (`rescan.py`).
     full_scan: bool = False
+    # One request per parent (product, event, student, delivery, community): never cheap enough to be
+    # read on every run; it waits for `rescan_hours`.
+    fans_out: bool = False
     # Of two rows of one record in one load (a list that moved while it was read, a record changed
     # between two windows), the one with the highest value here is loaded; see `dedup_sort_column`.
     newest_by: str | None = None
@@ -66,7 +70,7 @@ STREAMS: dict[str, Stream] = {
             models.Product,
             ("id",),
             "merge",
-            description="Products, a full scan every rescan_hours, merged on id.",
+            description="Products, read whole (every run while cheap), merged on id.",
             full_scan=True,
             newest_by="updated_at",
         ),
@@ -79,6 +83,7 @@ STREAMS: dict[str, Stream] = {
             {"product_id": TEXT_KEY},
             "Campaigns of every product, a complete snapshot every rescan_hours.",
             full_scan=True,
+            fans_out=True,
         ),
         Stream(
             "product_partners",
@@ -89,6 +94,7 @@ STREAMS: dict[str, Stream] = {
             {"product_id": TEXT_KEY},
             "Partners of every product, a complete snapshot every rescan_hours.",
             full_scan=True,
+            fans_out=True,
         ),
         Stream(
             "affiliations",
@@ -96,7 +102,7 @@ STREAMS: dict[str, Stream] = {
             models.Affiliation,
             ("id",),
             "merge",
-            description="Affiliations, a full scan every rescan_hours, merged on id.",
+            description="Affiliations, read whole (every run while cheap), merged on id.",
             full_scan=True,
             newest_by="updated_at",
         ),
@@ -106,7 +112,7 @@ STREAMS: dict[str, Stream] = {
             models.Transfer,
             ("id",),
             "merge",
-            description="Transfers, a full scan every rescan_hours (statuses change), merged on id.",
+            description="Transfers, read whole (every run while cheap; statuses change), merged on id.",
             full_scan=True,
         ),
         Stream(
@@ -144,6 +150,7 @@ STREAMS: dict[str, Stream] = {
             "merge",
             description="Configured ticketed events with their tickets and lots, every rescan_hours.",
             full_scan=True,
+            fans_out=True,
             newest_by="modified_at",
         ),
         Stream(
@@ -164,6 +171,7 @@ STREAMS: dict[str, Stream] = {
             {"team_slug": TEXT_KEY, "student_slug": TEXT_KEY},
             "Enrollments of the configured students of each school, every rescan_hours.",
             full_scan=True,
+            fans_out=True,
         ),
         Stream(
             "deliveries",
@@ -174,6 +182,7 @@ STREAMS: dict[str, Stream] = {
             {"team_slug": TEXT_KEY},
             "Configured deliveries of each school, every rescan_hours.",
             full_scan=True,
+            fans_out=True,
         ),
         Stream(
             "community_top_posts",
@@ -184,6 +193,7 @@ STREAMS: dict[str, Stream] = {
             SNAPSHOT_COLUMNS,
             "The five most commented posts of each community, a snapshot appended every rescan_hours.",
             full_scan=True,
+            fans_out=True,
         ),
         Stream(
             "community_commenters",
@@ -194,6 +204,7 @@ STREAMS: dict[str, Stream] = {
             SNAPSHOT_COLUMNS,
             "Members who commented in each community, a snapshot appended every rescan_hours.",
             full_scan=True,
+            fans_out=True,
         ),
         Stream(
             "lesson_comments",
@@ -202,7 +213,7 @@ STREAMS: dict[str, Stream] = {
             ("id",),
             "merge",
             {"course_id": {"data_type": "bigint", "nullable": True}},
-            description="Lesson comments, a full scan every rescan_hours (flags change), merged on id.",
+            description="Lesson comments, read whole (every run while cheap; flags change), merged on id.",
             full_scan=True,
         ),
         Stream(
@@ -211,7 +222,7 @@ STREAMS: dict[str, Stream] = {
             models.WebhookOrigin,
             ("id",),
             "replace",
-            description="Webhook origins and their event kinds, replaced every rescan_hours.",
+            description="Webhook origins and their event kinds, replaced (every run while cheap).",
             full_scan=True,
         ),
     )

@@ -24,7 +24,7 @@ from tests.e2e.test_cli import cli_env, run_cli
 from tests.e2e.test_rescan import first_sync, requests_by_operation, synced
 from tests.e2e.test_sync import assert_warehouse_matches_api
 
-PRODUCT_FANS = ("product_campaigns", "product_partners")
+FANS = frozenset(name for name in FULL_SCANS if STREAMS[name].fans_out)  # one request per parent
 TRANSFERS = "/store/v1/financial/transfers"
 COMMENTS = "/course/v1/comments"
 
@@ -39,22 +39,22 @@ def expected_scan_costs(first_run: dict[str, int]) -> dict[str, int]:
     pages_of_products = first_run["list_products"] // 3
     costs = {name: first_run[STREAMS[name].operation] for name in FULL_SCANS}
     costs["products"] = pages_of_products
-    for fan in PRODUCT_FANS:
+    for fan in ("product_campaigns", "product_partners"):
         costs[fan] += pages_of_products
     return costs
 
 
-def test_cheap_whole_lists_are_read_every_run_and_the_expensive_fans_wait(sandbox, make_pipeline):
+def test_cheap_whole_lists_are_read_every_run_and_the_fans_wait(sandbox, make_pipeline):
     pipeline = make_pipeline()
     options = source_options(sandbox, sandbox.token())
     first = first_sync(sandbox, pipeline, options)
     costs = expected_scan_costs(first)
     assert source_state(pipeline)[SCAN_COSTS_KEY] == costs
 
-    cheap = {name for name, cost in costs.items() if cost <= DEFAULT_CHEAP_SCAN_MAX_REQUESTS}
-    # The world of this test has both kinds: a few pages of lists, and one request per product.
-    assert {"products", "transfers", "affiliations", "lesson_comments"} <= cheap
-    assert cheap.isdisjoint(PRODUCT_FANS)
+    cheap = {name for name, cost in costs.items() if cost <= DEFAULT_CHEAP_SCAN_MAX_REQUESTS} - FANS
+    # Every whole list of this world is cheap; a fan waits however few its parents (five events).
+    assert cheap == set(FULL_SCANS) - FANS
+    assert costs["events"] <= DEFAULT_CHEAP_SCAN_MAX_REQUESTS
 
     again, requests = synced(sandbox, pipeline, **options)
     assert set(again.report.not_due) == set(FULL_SCANS) - cheap
@@ -138,7 +138,7 @@ def assert_an_hourly_run_is_exact(
     hourly = sync(pipeline, source_options=options)
     requests = requests_by_operation(sandbox)  # before the checks below ask the API themselves
     assert hourly.report.failed == {} and hourly.report.skipped == {}
-    assert set(hourly.report.not_due) == set(PRODUCT_FANS)
+    assert set(hourly.report.not_due) == FANS
 
     transfers, comments = after
     assert dict(query(pipeline, "select id, status from transfers")) == {
@@ -155,7 +155,7 @@ def assert_an_hourly_run_is_exact(
         "list_subscriptions": 1,
         "list_fiscal_documents": 1,
         "list_attendees": len(sandbox.catalog()["events"]),
-        **{STREAMS[name].operation: costs[name] for name in FULL_SCANS if name not in PRODUCT_FANS},
+        **{STREAMS[name].operation: costs[name] for name in FULL_SCANS if name not in FANS},
     }
 
 
