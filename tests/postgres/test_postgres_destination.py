@@ -355,3 +355,57 @@ def test_models_builds_on_postgres_and_reports_source_freshness(
     assert stale.groups() == (loaded_at, "48.0")
     assert lines[summary + 2 :] == []
     assert synced.server.password not in run.stdout + run.stderr
+
+
+def test_the_dashboard_shows_the_same_pages_on_postgres_as_on_duckdb(synced: Synced) -> None:
+    """Every page of `platform-sync dashboard` rendered from the PostgreSQL warehouse equals the same page
+    rendered from the DuckDB one, figure for figure (the health page: its load times and ids differ)."""
+    from plotly.utils import PlotlyJSONEncoder
+
+    from dashboard import DuckDbSnapshot, render_page
+    from dashboard.app import pages
+    from dashboard.filters import Filters
+    from dashboard.warehouse import for_pipeline
+
+    on_postgres = for_pipeline(synced.postgres.pipeline)
+    on_duckdb = DuckDbSnapshot(synced.duckdb_path)
+    first, last = duck_query(synced.duckdb_path, f"select min(paid_on), max(paid_on) from {MARTS}.fct_sales")[
+        1
+    ][0]
+    period = Filters(first, last)
+    try:
+        for page in pages(RAW):
+            shown = {
+                engine: json.dumps(
+                    render_page(warehouse, page, period), cls=PlotlyJSONEncoder, sort_keys=True
+                )
+                for engine, warehouse in (("postgres", on_postgres), ("duckdb", on_duckdb))
+            }
+            for engine, text in shown.items():
+                assert "page-error" not in text and "No data yet" not in text, (
+                    engine,
+                    page.path,
+                    text[:2000],
+                )
+            if page.path != "/health":
+                # equal as values: PostgreSQL's sum of integers is numeric (1.0 in JSON), DuckDB's integer
+                assert json.loads(shown["postgres"]) == json.loads(shown["duckdb"]), first_difference(
+                    json.loads(shown["postgres"]), json.loads(shown["duckdb"]), page.path
+                )
+            else:
+                assert '"kpi-tables"' in shown["postgres"] and '"table-last-loaded"' in shown["postgres"]
+    finally:
+        on_duckdb.close()
+
+
+def first_difference(ours: Any, theirs: Any, path: str) -> str:
+    """Where two rendered pages first differ, for the failure message."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for key in sorted(ours.keys() | theirs.keys()):
+            if ours.get(key) != theirs.get(key):
+                return first_difference(ours.get(key), theirs.get(key), f"{path}/{key}")
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
+            if mine != other:
+                return first_difference(mine, other, f"{path}[{index}]")
+    return f"{path}: {ours!r:.300} != {theirs!r:.300}"
