@@ -165,7 +165,7 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
     months = session.rows(
         f"""
         select month_start, currency, mrr_amount, new_mrr_amount, churned_mrr_amount,
-            count_active_subscriptions, churn_rate
+            count_active_subscriptions, churn_rate, expansion_mrr_amount, contraction_mrr_amount
         from {MARTS}.subscriptions_mrr_monthly where true{where} order by currency, month_start
         """,
         params,
@@ -175,10 +175,9 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
     for currency, points in series_by(months).items():
         x = [row[0] for row in points]
         mrr.add_scatter(x=x, y=[number(r[2]) for r in points], name=f"MRR {currency}", mode="lines+markers")
-        expansion, contraction = _expansion_and_contraction(points)
         movements.add_bar(x=x, y=[number(r[3]) for r in points], name=f"new {currency}")
-        movements.add_bar(x=x, y=expansion, name=f"expansion {currency}")
-        movements.add_bar(x=x, y=[-c for c in contraction], name=f"contraction {currency}")
+        movements.add_bar(x=x, y=[number(r[7]) for r in points], name=f"expansion {currency}")
+        movements.add_bar(x=x, y=[-number(r[8]) for r in points], name=f"contraction {currency}")
         movements.add_bar(x=x, y=[-number(r[4]) for r in points], name=f"churn {currency}")
         active.add_scatter(x=x, y=[r[5] for r in points], name=f"active {currency}", mode="lines+markers")
         last = points[-1]
@@ -209,9 +208,9 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
             "MRR movements",
             chart("chart-mrr-movements", movements),
             note=(
-                "New and churned MRR come from the marts. Expansion and contraction are what is left of "
-                "the month's change; the API gives each subscription's current price only, so they stay "
-                "at zero until the models keep price history."
+                "New, expansion, contraction and churned MRR add up to the month's change. The API gives "
+                "each subscription's current price only: the models keep its history from the first "
+                "`platform-sync models` on, so price changes before that are not shown."
             ),
         ),
         section("Active subscriptions", chart("chart-active-subscriptions", active)),
@@ -221,19 +220,6 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
             note="Subscriptions started by the end of the period, by their current status.",
         ),
     ]
-
-
-def _expansion_and_contraction(points: list[Any]) -> tuple[list[float], list[float]]:
-    """Per month: MRR change not explained by new and churned MRR, split into its rise and fall."""
-    expansion, contraction = [], []
-    previous = None
-    for row in points:
-        rest = 0.0 if previous is None else number(row[2]) - previous - number(row[3]) + number(row[4])
-        rest = round(rest, 2)
-        expansion.append(max(rest, 0.0))
-        contraction.append(max(-rest, 0.0))
-        previous = number(row[2])
-    return expansion, contraction
 
 
 # ---------------------------------------------------------------------------------- products, affiliates

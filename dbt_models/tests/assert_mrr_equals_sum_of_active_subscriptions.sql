@@ -1,6 +1,7 @@
 -- The MRR of each month and currency equals the monthly amounts of the paying subscriptions of
--- fct_subscriptions that had started before the month's end and had not ended by then, recomputed
--- here independently of the mart's own logic.
+-- fct_subscriptions that had started before the month's end and had not ended by then, each at the
+-- amount in force at the month's end (its price history, else its current amount), recomputed here
+-- independently of the mart's own logic.
 with months as (
 
     select
@@ -18,13 +19,17 @@ expected as (
         months.month_start,
         months.currency,
         months.mrr_amount,
-        coalesce(sum(subscriptions.monthly_amount), 0) as expected_mrr_amount
+        coalesce(sum(coalesce(prices.monthly_amount, subscriptions.monthly_amount)), 0) as expected_mrr_amount
     from months
     left join {{ ref('fct_subscriptions') }} as subscriptions
         on months.currency = subscriptions.currency
         and subscriptions.subscription_status not in ('trial', 'free')
         and months.month_end > subscriptions.started_at
         and (subscriptions.ended_at is null or months.month_end <= subscriptions.ended_at)
+    left join {{ ref('int_platform__subscription_price_history') }} as prices
+        on subscriptions.subscription_id = prices.subscription_id
+        and (prices.valid_from is null or months.month_end >= prices.valid_from)
+        and (prices.valid_to is null or months.month_end < prices.valid_to)
     group by months.month_start, months.currency, months.mrr_amount
 
 )

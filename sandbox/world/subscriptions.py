@@ -63,6 +63,42 @@ def terminal_before(plan: SubPlan, d_end: int) -> int:
     return d_end - period // 10 - int((h & 0xFFFFF) / 0x100000 * (period // 2 - period // 10))
 
 
+# About one paid plan in eight changes its price once, at a renewal (an upgrade or a downgrade), as
+# real subscriptions do; the change time is that renewal's payment, so `updatedAt` and the update
+# scans show it without an event of its own.
+PRICE_CHANGE_SHARE = 31  # of 256
+PRICE_FACTORS = (0.8, 1.2, 1.5)
+
+
+def last_normal_renewal(plan: SubPlan) -> int:
+    """The last renewal before the plan finishes or ends (NEVER: it runs on)."""
+    end, fin = plan.end, plan.finite
+    if fin and (not end or fin <= end):
+        return fin - 1
+    return end - 1 if end else NEVER
+
+
+def price_change(plan: SubPlan) -> tuple[int, int, float] | None:
+    """(renewal k, when it is paid, price factor) of a plan whose price changes, if it does."""
+    if plan.kind != "paid" or plan.held or plan.paid_at is None:
+        return None
+    h = mix64(plan.rkey ^ 0x9A1CE)
+    if (h & 0xFF) >= PRICE_CHANGE_SHARE:
+        return None
+    k = 2 + (h >> 8) % 5
+    if k > last_normal_renewal(plan):
+        return None
+    return k, renewal(plan, plan.paid_at, k)[1], PRICE_FACTORS[(h >> 16) % 3]
+
+
+def price_at(plan: SubPlan, base_cents: int, t: int) -> int:
+    """The plan's price in cents at time t."""
+    change = price_change(plan)
+    if change is None or t < change[1]:
+        return base_cents
+    return round(base_cents * change[2])
+
+
 def last_change(plan: SubPlan, t: int) -> int:
     """`life(plan, t).when`, computed without building the state (update scans call it 200k times).
 
@@ -80,11 +116,10 @@ def last_change(plan: SubPlan, t: int) -> int:
         return c
     end, fin, period = plan.end, plan.finite, plan.period
     terminal: tuple[int, ...] = ()
+    last_normal = last_normal_renewal(plan)
     if fin and (not end or fin <= end):
-        last_normal = fin - 1
         terminal = (p0 + fin * period,)
     elif end:
-        last_normal = end - 1
         d_end = p0 + end * period
         term = plan.terminal
         if term in ("cancel", "suspend"):
@@ -93,8 +128,6 @@ def last_change(plan: SubPlan, t: int) -> int:
             terminal = (d_end + DAY, d_end + 10 * DAY, d_end + 40 * DAY)[
                 : {"late": 1, "defaulter": 2}.get(term, 3)
             ]
-    else:
-        last_normal = NEVER
     for when in reversed(terminal):
         if when <= t:
             return when
@@ -229,10 +262,11 @@ class Subscriptions:
     def record(self, j: int, t: int) -> Record:
         plan = self.sales.plan(j)
         st = life(plan, t)
-        # the first invoice's buyer, product and price, without building that sale
+        # the first invoice's buyer, product and price (unless the plan changed it since), without
+        # building that sale
         buyer = self.people.get(self.sales.buyer_of(5 * j + 2))
         product = self.sales.catalog.subscriptions[plan.product]
-        price = 0 if plan.kind == "free" else product.price_cents
+        price = 0 if plan.kind == "free" else price_at(plan, product.price_cents, t)
         p0 = plan.paid_at if plan.paid_at is not None else plan.created
         inter = None
         if st.interruption is not None and st.status in ("canceled", "suspended"):

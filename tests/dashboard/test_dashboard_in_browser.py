@@ -29,7 +29,12 @@ PAGES = {
     "/learning": "learning",
     "/health": "health",
 }
-START, END = "2025-01-01", "2026-11-30"  # the sandbox world's sales run from mid 2024 to mid 2026
+START, END = "2025-01-01", "2026-11-30"
+MOVEMENTS = """
+const graph = document.getElementById('chart-mrr-movements');
+const plot = graph.classList.contains('js-plotly-plot') ? graph : graph.querySelector('.js-plotly-plot');
+return plot.data.map(trace => [trace.name, trace.y]);
+"""  # the sandbox world's sales run from mid 2024 to mid 2026
 
 
 def money(shown: str) -> Decimal:
@@ -106,6 +111,19 @@ def test_every_page_renders_with_data_and_the_kpis_equal_sql(
                 )[0]
                 assert money(text(driver, "kpi-mrr-BRL")) == cents(mrr)
                 assert int(text(driver, "kpi-active-BRL")) == active
+                # the movements drawn are the mart's, month by month
+                drawn = dict(driver.execute_script(MOVEMENTS))
+                months = world.rows(
+                    "select new_mrr_amount, expansion_mrr_amount, contraction_mrr_amount, churned_mrr_amount "
+                    "from marts.subscriptions_mrr_monthly where currency = 'BRL' "
+                    "and month_start between cast(? as date) and cast(? as date) order by month_start",
+                    [START, END],
+                )
+                for index, name in enumerate(("new", "expansion", "contraction", "churn")):
+                    sign = -1 if name in ("contraction", "churn") else 1
+                    assert drawn[f"{name} BRL"] == pytest.approx([sign * float(m[index]) for m in months]), (
+                        name
+                    )
             elif path == "/events":
                 attendees, checked_in = world.rows(
                     "select sum(count_attendees), sum(count_checked_in) from marts.event_attendance "

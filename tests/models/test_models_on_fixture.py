@@ -70,9 +70,10 @@ def test_clean_fixture_builds_and_every_check_passes(clean: Built) -> None:
     assert clean.result.success, clean.result.output[-5000:]
     assert clean.result.failed == []
     kinds = {node.unique_id.split(".")[0] for node in clean.result.nodes}
-    assert kinds == {"model", "test", "unit_test", "exposure"}  # exposures: the dashboard (issue 16)
+    # exposures: the dashboard (issue 16); the snapshot: the subscriptions' price history
+    assert kinds == {"model", "test", "unit_test", "exposure", "snapshot"}
     models = [n for n in clean.result.nodes if n.unique_id.startswith("model.")]
-    assert len(models) == 34 + 4 + 16  # staging, intermediate, marts
+    assert len(models) == 34 + 6 + 16  # staging, intermediate, marts
     tests = [n.unique_id.split(".")[2] for n in clean.result.nodes if n.unique_id.startswith("test.")]
     for kind in (
         "unique_",
@@ -120,7 +121,7 @@ def test_every_relation_reads_whole(clean: Built) -> None:
         "select table_schema, table_name from information_schema.tables "
         "where table_schema in ('staging', 'intermediate', 'marts')",
     )
-    assert len(relations) == 54
+    assert len(relations) == 56  # the snapshot is in its own schema
     for schema, name in relations:
         _query(clean.db, f'select * from {schema}."{name}"')
 
@@ -518,7 +519,7 @@ def test_models_build_without_missing_raw_tables_and_columns(
 ) -> None:
     run, _ = broken
     assert run.success, run.output[-5000:]
-    assert len(run.nodes) == 54 and all(node.ok for node in run.nodes)
+    assert len(run.nodes) == 56 and all(node.ok for node in run.nodes)
 
 
 @pytest.mark.parametrize(("breakage", "expected"), [pytest.param(b, e, id=b) for b, _, e in BREAKAGES])

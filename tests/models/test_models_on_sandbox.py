@@ -5,6 +5,8 @@ warn-level references included), and the marts agree with the raw data they summ
 
 from __future__ import annotations
 
+from collections import defaultdict
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import dlt
@@ -14,6 +16,7 @@ import pytest
 from pipelines.models import headline_figures, run_models
 from pipelines.platform_pipeline import sync
 from sandbox.testing import running_sandbox
+from sandbox.world import SyntheticWorld
 from tests.e2e.conftest import source_options
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("dbt_models_sandbox")]
@@ -134,3 +137,71 @@ def test_models_build_on_a_drifting_sandbox(tmp_path: Path) -> None:
             con.execute("select count(*) from marts.fct_sales where was_paid").fetchone()
             == con.execute("select sum(count_paid_sales) from marts.sales_by_payment_method").fetchone()
         )
+
+
+def _prices(world: SyntheticWorld) -> dict[str, tuple[float, str]]:
+    """Price value and updatedAt of every subscription the world has, by id."""
+    listing = world.subscriptions(None, None, "creation")
+    return {s["id"]: (s["payment"]["price"]["value"], s["updatedAt"]) for s in listing.page(0, len(listing))}
+
+
+def test_price_changes_between_two_builds_are_expansion_and_contraction(tmp_path: Path) -> None:
+    """The sandbox's plans change price at a renewal now and then. Synced and built, then two months later
+    synced and built again: each change the twin world says happened between the two is expansion or
+    contraction of the month the API dated it (its updatedAt), for the subscriptions paying through
+    that month; no other month moves, and the MRR's movements add up (dbt's own test)."""
+    seed, scale, month = 2, 2000, 60 * 86400  # two months: a few changes in a world this size
+    twin = SyntheticWorld(seed, scale)
+    before = _prices(twin)
+    twin.advance(month)
+    after = _prices(twin)
+    changed = {i: (before[i][0], price, updated) for i, (price, updated) in after.items() if i in before}
+    changed = {i: change for i, change in changed.items() if change[0] != change[1]}
+    assert changed, "some plan of this world changes its price within the month"
+
+    pipeline = dlt.pipeline(
+        pipeline_name="platform_sync",
+        destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
+        dataset_name="platform_raw",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    with running_sandbox(seed=seed, scale=scale, time_scale=TIME_SCALE) as sandbox:
+        for moved in (0, month):
+            sandbox.advance(moved)
+            assert not sync(pipeline, source_options=source_options(sandbox, sandbox.token())).report.failed
+            built = run_models(pipeline, "build", target_path=tmp_path / "target", echo=False)
+            assert built.success, built.output[-5000:]
+    assert "assert_mrr_movements_add_up" in built.output
+
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
+        subscriptions = {
+            row[0]: row[1:]
+            for row in con.execute(
+                "select subscription_id, currency, monthly_amount, is_paying, started_at, ended_at "
+                "from marts.fct_subscriptions"
+            ).fetchall()
+        }
+        movements = con.execute(
+            "select month_start, currency, expansion_mrr_amount, contraction_mrr_amount "
+            "from marts.subscriptions_mrr_monthly "
+            "where expansion_mrr_amount > 0 or contraction_mrr_amount > 0"
+        ).fetchall()
+
+    expected: dict[tuple[date, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for subscription_id, (old_price, new_price, updated) in changed.items():
+        currency, monthly_now, is_paying, started_at, ended_at = subscriptions[subscription_id]
+        at = datetime.fromisoformat(updated.replace("Z", "+00:00"))
+        month_start = date(at.year, at.month, 1)
+        next_month = datetime(at.year + at.month // 12, at.month % 12 + 1, 1, tzinfo=UTC)
+        through = started_at < datetime(at.year, at.month, 1, tzinfo=UTC) and (
+            ended_at is None or ended_at >= next_month
+        )
+        if not (is_paying and through):
+            continue
+        delta = float(monthly_now) * (1 - old_price / new_price)  # the monthly amount's change
+        expected[(month_start, currency)][0 if delta > 0 else 1] += abs(delta)
+    assert expected, "some change falls on a subscription paying through its month"
+    shown = {(row[0], row[1]): [float(row[2]), float(row[3])] for row in movements}
+    assert shown.keys() == expected.keys()
+    for key, (expansion, contraction) in expected.items():
+        assert shown[key] == pytest.approx([expansion, contraction], abs=0.02), key

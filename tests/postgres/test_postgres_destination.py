@@ -197,10 +197,12 @@ def test_the_syncs_load_the_same_raw_rows_into_postgres_as_into_duckdb(synced: S
 def test_dbt_build_passes_every_model_test_and_unit_test_on_postgres(synced: Synced) -> None:
     built = synced.postgres.built
     assert built.success, built.output[-5000:]
-    checked = [n for n in built.nodes if n.unique_id.split(".")[0] in ("model", "test", "unit_test")]
+    checked = [
+        n for n in built.nodes if n.unique_id.split(".")[0] in ("model", "test", "unit_test", "snapshot")
+    ]
     not_passing = [(n.unique_id, n.status, n.message) for n in checked if n.status not in ("success", "pass")]
     assert not_passing == []  # no warning either: the sandbox's data keeps every rule
-    assert {node.unique_id.split(".")[0] for node in checked} == {"model", "test", "unit_test"}
+    assert {node.unique_id.split(".")[0] for node in checked} == {"model", "test", "unit_test", "snapshot"}
     # the same nodes with the same outcome as on DuckDB: nothing is left out or skipped on PostgreSQL
     assert synced.duckdb.built.success, synced.duckdb.built.output[-5000:]
     statuses = {n.unique_id: n.status for n in built.nodes}

@@ -29,6 +29,7 @@ from world_checks import (
 from sandbox.world import SyntheticWorld, WorldError
 from sandbox.world.clock import to_datetime
 from sandbox.world.people import cpf_is_valid
+from sandbox.world.subscriptions import PRICE_FACTORS
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +132,7 @@ def test_sales_reference_products_and_are_coherent(mid, mid_records):
 
 def test_subscriptions_point_at_their_first_invoice(mid, mid_records):
     products = {p["id"]: p for p in mid_records["product"]}
+    changed = 0
     for sub in mid_records["subscription"]:
         sale = mid.sale(sub["firstInvoiceId"])
         assert sub["id"].isdigit() and sale["contractId"] == sub["id"]
@@ -138,13 +140,20 @@ def test_subscriptions_point_at_their_first_invoice(mid, mid_records):
         assert sale["product"]["billingType"] == "recurrence"
         assert sub["createdAt"] == sale["createdAt"] <= sub["updatedAt"]
         assert sub["client"]["email"] == sale["buyer"]["email"]
-        assert sub["payment"]["price"] == sale["items"][0]["unitValue"]
+        first = sale["items"][0]["unitValue"]
+        assert sub["payment"]["price"]["currency"] == first["currency"]
+        # the first invoice's price, or that price after the plan's one change (an upgrade or downgrade)
+        assert sub["payment"]["price"]["value"] in {
+            round(round(first["value"] * 100) * factor) / 100 for factor in (1, *PRICE_FACTORS)
+        }
+        changed += sub["payment"]["price"] != first
         assert sub["products"][0]["id"] == sale["product"]["id"]
         assert (sub["interruption"] is not None) == (sub["status"] in ("canceled", "suspended"))
         charges = sub["charges"]
         assert charges["paid"] + charges["pending"] == charges["current"] and charges["paid"] >= 0
         if sub["status"] not in ("free", "trial", "awaitingPayment") and charges["paid"]:
             assert sale["status"] == "paid"
+    assert 0 < changed < len(mid_records["subscription"]) / 4
 
 
 def test_fiscal_documents_match_their_sales(mid, mid_records):

@@ -39,15 +39,7 @@ final as (
 
     select
         *,
-        cast(
-            case frequency_type
-                when 'monthly' then price_amount / period_length
-                when 'yearly' then price_amount / (12 * period_length)
-                when 'weekly' then price_amount * (365.25 / 12) / (7 * period_length)
-                when 'daily' then price_amount * (365.25 / 12) / period_length
-            end
-            as {{ type_money() }}
-        ) as monthly_amount,
+        {{ monthly_amount('price_amount', 'frequency_type', 'period_length') }} as monthly_amount,
         case
             when is_active then null
             else coalesce(interrupted_at, finishes_at, updated_at)

@@ -1,4 +1,7 @@
-{#- Month x currency: MRR at the end of the month, subscriptions gained and lost in it, churn rate.
+{#- Month x currency: MRR at the end of the month and its movements in it (new, expansion, contraction,
+    churn), subscriptions gained and lost, churn rate. Each subscription counts at the monthly amount it
+    had at that moment (int_platform__subscription_price_history), so that
+    MRR = previous MRR + new + expansion - contraction - churned (assert_mrr_movements_add_up).
     The months run from the first subscription's start to the latest change in the data. -#}
 with subscriptions as (
 
@@ -50,6 +53,12 @@ grid as (
 
 ),
 
+prices as (
+
+    select * from {{ ref('int_platform__subscription_price_history') }}
+
+),
+
 per_subscription as (
 
     select
@@ -57,7 +66,9 @@ per_subscription as (
         grid.currency,
         subscriptions.subscription_id,
         subscriptions.is_paying,
-        subscriptions.monthly_amount,
+        -- the amount in force at the month's start and at its end; the current one without history
+        coalesce(at_start.monthly_amount, subscriptions.monthly_amount) as amount_at_start,
+        coalesce(at_end.monthly_amount, subscriptions.monthly_amount) as amount_at_end,
         -- active at the end of the month
         (
             subscriptions.started_at < grid.next_month_start
@@ -80,6 +91,14 @@ per_subscription as (
     inner join subscriptions
         on grid.currency = subscriptions.currency
         and grid.next_month_start > subscriptions.started_at
+    left join prices as at_start
+        on subscriptions.subscription_id = at_start.subscription_id
+        and (at_start.valid_from is null or grid.month_start >= at_start.valid_from)
+        and (at_start.valid_to is null or grid.month_start < at_start.valid_to)
+    left join prices as at_end
+        on subscriptions.subscription_id = at_end.subscription_id
+        and (at_end.valid_from is null or grid.next_month_start >= at_end.valid_from)
+        and (at_end.valid_to is null or grid.next_month_start < at_end.valid_to)
 
 ),
 
@@ -93,9 +112,30 @@ aggregated as (
         sum(case when is_new then 1 else 0 end) as count_new_subscriptions,
         sum(case when is_churned then 1 else 0 end) as count_churned_subscriptions,
         sum(case when is_churned and is_active_at_start then 1 else 0 end) as count_churned_from_start,
-        sum(case when is_active_at_end and is_paying then monthly_amount else 0 end) as mrr_amount,
-        sum(case when is_new and is_paying then monthly_amount else 0 end) as new_mrr_amount,
-        sum(case when is_churned and is_paying then monthly_amount else 0 end) as churned_mrr_amount
+        sum(case when is_active_at_end and is_paying then amount_at_end else 0 end) as mrr_amount,
+        sum(case when is_new and is_paying then amount_at_end else 0 end) as new_mrr_amount,
+        sum(
+            case
+                when is_active_at_start and is_active_at_end and is_paying and amount_at_end > amount_at_start
+                    then amount_at_end - amount_at_start
+                else 0
+            end
+        ) as expansion_mrr_amount,
+        sum(
+            case
+                when is_active_at_start and is_active_at_end and is_paying and amount_at_end < amount_at_start
+                    then amount_at_start - amount_at_end
+                else 0
+            end
+        ) as contraction_mrr_amount,
+        -- a subscription that started and ended in the month leaves as it came (at its end amount)
+        sum(
+            case
+                when is_churned and is_paying and is_active_at_start then amount_at_start
+                when is_churned and is_paying then amount_at_end
+                else 0
+            end
+        ) as churned_mrr_amount
     from per_subscription
     group by month_start, currency
 
@@ -109,6 +149,8 @@ final as (
         grid.currency,
         coalesce(aggregated.mrr_amount, 0) as mrr_amount,
         coalesce(aggregated.new_mrr_amount, 0) as new_mrr_amount,
+        coalesce(aggregated.expansion_mrr_amount, 0) as expansion_mrr_amount,
+        coalesce(aggregated.contraction_mrr_amount, 0) as contraction_mrr_amount,
         coalesce(aggregated.churned_mrr_amount, 0) as churned_mrr_amount,
         coalesce(aggregated.count_active_subscriptions, 0) as count_active_subscriptions,
         coalesce(aggregated.count_active_at_start, 0) as count_active_at_start,
