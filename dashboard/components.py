@@ -27,6 +27,11 @@ def rate(value: Any) -> str:
     return "-" if value is None else f"{float(value) * 100:.1f}%"
 
 
+def hours(value: Any) -> str:
+    """A duration in hours with one decimal (`0.2 h`); `-` when there is none."""
+    return "-" if value is None else f"{float(value):,.1f} h"
+
+
 def cell(value: Any) -> Any:
     """A value as a table shows it."""
     if value is None:

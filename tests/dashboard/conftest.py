@@ -65,9 +65,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     )
     with running_sandbox(seed=SEED, scale=SCALE, time_scale=TIME_SCALE, drift=DRIFT) as sandbox:
         world = World(folder, database, pipeline, sandbox)
-        synced, built = world.sync_and_build()
-        assert not synced.report.failed
-        assert built.success, built.output[-3000:]
+        # Two scheduled runs three days apart (of the world's clock): the builds see lesson comments
+        # answered in between (an observed response time) and keep the subscriptions' price versions.
+        for days in (0, 3):
+            sandbox.advance(days * 86400)
+            synced, built = world.sync_and_build()
+            assert not synced.report.failed
+            assert built.success, built.output[-3000:]
         yield world
 
 

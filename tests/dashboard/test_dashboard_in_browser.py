@@ -139,6 +139,12 @@ def test_every_page_renders_with_data_and_the_kpis_equal_sql(
                 )[0]
                 assert int(text(driver, "kpi-comments").replace(",", "")) == comments
                 assert int(text(driver, "kpi-answered").replace(",", "")) == answered
+                observed, response_hours = world.rows(
+                    "select sum(count_responses_observed), sum(avg_observed_response_hours * "
+                    "count_responses_observed) / sum(count_responses_observed) from marts.course_engagement"
+                )[0]
+                assert observed > 0, "the two builds saw some comment answered in between"
+                assert text(driver, "kpi-response-time") == f"{response_hours:,.1f} h"
             elif path == "/products":
                 methods = world.rows(
                     "select coalesce(payment_method, '(none)'), count(*), sum(gross_amount) "

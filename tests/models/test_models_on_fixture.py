@@ -73,7 +73,7 @@ def test_clean_fixture_builds_and_every_check_passes(clean: Built) -> None:
     # exposures: the dashboard (issue 16); the snapshot: the subscriptions' price history
     assert kinds == {"model", "test", "unit_test", "exposure", "snapshot"}
     models = [n for n in clean.result.nodes if n.unique_id.startswith("model.")]
-    assert len(models) == 34 + 6 + 16  # staging, intermediate, marts
+    assert len(models) == 34 + 9 + 16  # staging, intermediate, marts
     tests = [n.unique_id.split(".")[2] for n in clean.result.nodes if n.unique_id.startswith("test.")]
     for kind in (
         "unique_",
@@ -121,7 +121,7 @@ def test_every_relation_reads_whole(clean: Built) -> None:
         "select table_schema, table_name from information_schema.tables "
         "where table_schema in ('staging', 'intermediate', 'marts')",
     )
-    assert len(relations) == 56  # the snapshot is in its own schema
+    assert len(relations) == 59  # the snapshots are in their own schema
     for schema, name in relations:
         _query(clean.db, f'select * from {schema}."{name}"')
 
@@ -519,7 +519,7 @@ def test_models_build_without_missing_raw_tables_and_columns(
 ) -> None:
     run, _ = broken
     assert run.success, run.output[-5000:]
-    assert len(run.nodes) == 56 and all(node.ok for node in run.nodes)
+    assert len(run.nodes) == 59 and all(node.ok for node in run.nodes)
 
 
 @pytest.mark.parametrize(("breakage", "expected"), [pytest.param(b, e, id=b) for b, _, e in BREAKAGES])

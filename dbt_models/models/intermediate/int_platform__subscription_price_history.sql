@@ -14,11 +14,11 @@ with versions as (
 
     {%- else %}
 
-    select
-        *,
-        cast(null as {{ type_timestamptz() }}) as dbt_valid_from,
-        cast(null as {{ type_timestamptz() }}) as dbt_valid_to
-    from {{ ref('int_platform__subscription_current_prices') }}
+        select
+            *,
+            cast(null as {{ type_timestamptz() }}) as dbt_valid_from,
+            cast(null as {{ type_timestamptz() }}) as dbt_valid_to
+        from {{ ref('int_platform__subscription_current_prices') }}
 
     {%- endif %}
 

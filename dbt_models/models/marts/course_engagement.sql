@@ -1,4 +1,5 @@
-{#- Course x lesson: how lesson comments are moderated and handled. The course is known only when the
+{#- Course x lesson: how lesson comments are moderated and handled, and how fast they were answered as
+    the builds observed it (int_platform__lesson_comment_responses). The course is known only when the
     source read comments per course (null otherwise). A comment status the spec does not list (or
     none) is counted in count_unlisted_status. -#}
 {%- set statuses = var('platform_enums')['lesson_comment_status'] %}
@@ -9,24 +10,34 @@ with comments as (
 
 ),
 
+responses as (
+
+    select * from {{ ref('int_platform__lesson_comment_responses') }}
+
+),
+
 aggregated as (
 
     select
-        course_id,
-        lesson_id,
+        comments.course_id,
+        comments.lesson_id,
         count(*) as count_comments,
         {% for status in statuses -%}
-            sum(case when comment_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
+            sum(case when comments.comment_status = '{{ status }}' then 1 else 0 end) as count_{{ snake_case(status) }},
         {% endfor -%}
-        sum(case when {{ unlisted('comment_status', statuses) }} then 1 else 0 end) as count_unlisted_status,
-        sum(case when is_answered then 1 else 0 end) as count_answered,
-        sum(case when is_read then 1 else 0 end) as count_read,
-        sum(case when is_favorite then 1 else 0 end) as count_favorite,
-        sum(case when is_fixed then 1 else 0 end) as count_fixed,
-        min(created_at) as first_comment_at,
-        max(created_at) as last_comment_at
+        sum(case when {{ unlisted('comments.comment_status', statuses) }} then 1 else 0 end) as count_unlisted_status,
+        sum(case when comments.is_answered then 1 else 0 end) as count_answered,
+        sum(case when comments.is_read then 1 else 0 end) as count_read,
+        sum(case when comments.is_favorite then 1 else 0 end) as count_favorite,
+        sum(case when comments.is_fixed then 1 else 0 end) as count_fixed,
+        count(responses.observed_response_hours) as count_responses_observed,
+        avg(responses.observed_response_hours) as avg_observed_response_hours,
+        min(comments.created_at) as first_comment_at,
+        max(comments.created_at) as last_comment_at
     from comments
-    group by course_id, lesson_id
+    left join responses
+        on comments.comment_id = responses.comment_id
+    group by comments.course_id, comments.lesson_id
 
 ),
 
@@ -47,6 +58,8 @@ final as (
         count_fixed,
         {{ safe_divide('count_answered', 'count_comments') }} as answered_rate,
         count_comments - count_read as count_unread,
+        count_responses_observed,
+        avg_observed_response_hours,
         first_comment_at,
         last_comment_at
     from aggregated
