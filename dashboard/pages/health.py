@@ -94,15 +94,15 @@ def table_loads(session: Session, raw: str, tables: set[str]) -> list[tuple[Any,
     return result
 
 
+def not_recorded(what: str, raw: str, table_name: str, element_id: str) -> list[Any]:
+    """The message where the sync has not written one of its record tables yet."""
+    return [html.P(f"{what} {NOT_RECORDED} ({raw}.{table_name} does not exist).", id=element_id)]
+
+
 def freshness(session: Session, raw: str, tables: set[str]) -> list[Any]:
     """Each table's refresh rule, last complete read and full scan, next scan and what waits."""
     if FRESHNESS_TABLE not in tables:
-        return [
-            html.P(
-                f"Freshness is {NOT_RECORDED} ({raw}.{FRESHNESS_TABLE} does not exist).",
-                id="freshness-not-recorded",
-            )
-        ]
+        return not_recorded("Freshness is", raw, FRESHNESS_TABLE, "freshness-not-recorded")
     rows = session.rows(
         f"""
         select table_name, refresh, last_read_at, last_full_scan_at, next_full_scan_after, not_fetched,
@@ -118,9 +118,7 @@ def freshness(session: Session, raw: str, tables: set[str]) -> list[Any]:
 def last_run(session: Session, raw: str, tables: set[str]) -> list[Any]:
     """The resources of the newest recorded run, those not loaded first."""
     if RUNS_TABLE not in tables:
-        return [
-            html.P(f"Runs are {NOT_RECORDED} ({raw}.{RUNS_TABLE} does not exist).", id="runs-not-recorded")
-        ]
+        return not_recorded("Runs are", raw, RUNS_TABLE, "runs-not-recorded")
     rows = session.rows(
         f"""
         select resource, status, message, requests, run_started_at from {raw}.{RUNS_TABLE}
@@ -146,12 +144,7 @@ def last_run(session: Session, raw: str, tables: set[str]) -> list[Any]:
 def departures(session: Session, raw: str, tables: set[str]) -> list[Any]:
     """Values and fields outside the spec, by resource, field and kind, with an example record."""
     if DEPARTURES_TABLE not in tables:
-        return [
-            html.P(
-                f"Departures from the spec are {NOT_RECORDED} ({raw}.{DEPARTURES_TABLE} does not exist).",
-                id="departures-not-recorded",
-            )
-        ]
+        return not_recorded("Departures from the spec are", raw, DEPARTURES_TABLE, "departures-not-recorded")
     rows = session.rows(
         f"""
         select resource, field_path, kind, sum(records), max(example_record_id), max(_dlt_load_id)

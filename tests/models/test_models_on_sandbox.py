@@ -48,16 +48,20 @@ RAW_TO_MART = (
 )
 
 
+def _pipeline(folder: Path) -> dlt.Pipeline:
+    return dlt.pipeline(
+        pipeline_name="platform_sync",
+        destination=dlt.destinations.duckdb(str(folder / "warehouse.duckdb")),
+        dataset_name="platform_raw",
+        pipelines_dir=str(folder / "pipelines"),
+    )
+
+
 @pytest.mark.parametrize(
     ("seed", "scale"), [pytest.param(2, 600, id="seed2-600"), pytest.param(5, 2000, id="seed5-2000")]
 )
 def test_models_build_on_the_synced_sandbox(tmp_path: Path, seed: int, scale: int) -> None:
-    pipeline = dlt.pipeline(
-        pipeline_name="platform_sync",
-        destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
-        dataset_name="platform_raw",
-        pipelines_dir=str(tmp_path / "pipelines"),
-    )
+    pipeline = _pipeline(tmp_path)
     with running_sandbox(seed=seed, scale=scale, time_scale=TIME_SCALE) as sandbox:
         synced = sync(pipeline, source_options=source_options(sandbox, sandbox.token()))
     assert not synced.report.failed
@@ -101,12 +105,7 @@ def test_models_build_on_a_drifting_sandbox(tmp_path: Path) -> None:
     """3% of the sandbox's records depart from the spec (issue 14): `dbt build` completes, every check
     that does not pass is a warning, the departures warning among them, and api_departures lists every
     resource, field path and kind the pipeline recorded."""
-    pipeline = dlt.pipeline(
-        pipeline_name="platform_sync",
-        destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
-        dataset_name="platform_raw",
-        pipelines_dir=str(tmp_path / "pipelines"),
-    )
+    pipeline = _pipeline(tmp_path)
     with running_sandbox(seed=3, scale=600, time_scale=TIME_SCALE, drift=0.03) as sandbox:
         synced = sync(pipeline, source_options=source_options(sandbox, sandbox.token()))
     assert not synced.report.failed
@@ -159,12 +158,7 @@ def test_price_changes_between_two_builds_are_expansion_and_contraction(tmp_path
     changed = {i: change for i, change in changed.items() if change[0] != change[1]}
     assert changed, "some plan of this world changes its price within the month"
 
-    pipeline = dlt.pipeline(
-        pipeline_name="platform_sync",
-        destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
-        dataset_name="platform_raw",
-        pipelines_dir=str(tmp_path / "pipelines"),
-    )
+    pipeline = _pipeline(tmp_path)
     with running_sandbox(seed=seed, scale=scale, time_scale=TIME_SCALE) as sandbox:
         for moved in (0, month):
             sandbox.advance(moved)

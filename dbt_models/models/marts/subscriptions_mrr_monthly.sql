@@ -147,11 +147,10 @@ final as (
         {{ surrogate_key(['grid.month_start', 'grid.currency']) }} as month_currency_key,
         grid.month_start,
         grid.currency,
-        coalesce(aggregated.mrr_amount, 0) as mrr_amount,
-        coalesce(aggregated.new_mrr_amount, 0) as new_mrr_amount,
-        coalesce(aggregated.expansion_mrr_amount, 0) as expansion_mrr_amount,
-        coalesce(aggregated.contraction_mrr_amount, 0) as contraction_mrr_amount,
-        coalesce(aggregated.churned_mrr_amount, 0) as churned_mrr_amount,
+        -- amounts as money: a sum of zeros would otherwise print as 0, not 0.000000, on PostgreSQL
+        {%- for amount in ['mrr', 'new_mrr', 'expansion_mrr', 'contraction_mrr', 'churned_mrr'] %}
+            cast(coalesce(aggregated.{{ amount }}_amount, 0) as {{ type_money() }}) as {{ amount }}_amount,
+        {%- endfor %}
         coalesce(aggregated.count_active_subscriptions, 0) as count_active_subscriptions,
         coalesce(aggregated.count_active_at_start, 0) as count_active_at_start,
         coalesce(aggregated.count_new_subscriptions, 0) as count_new_subscriptions,
