@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from sandbox.options import catalog_source_options
 from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.settings import (
     DEFAULT_COMMUNITY_DAYS,
@@ -124,18 +125,6 @@ def listings(
 
 
 def source_options(base_url: str, token: str, catalog: Mapping[str, Any]) -> dict[str, Any]:
-    """Our source's arguments for the world of `catalog`, as `pipelines/demo.py` sets them."""
-    return {
-        "base_url": base_url,
-        "access_token": token,
-        "event_ids": [event["id"] for event in catalog["events"]],
-        "community_ids": [community["id"] for community in catalog["communities"]],
-        "schools": [
-            {
-                "team_slug": s["team_slug"],
-                "student_slugs": s["student_slugs"],
-                "delivery_ids": s["delivery_ids"],
-            }
-            for s in catalog["schools"]
-        ],
-    }
+    """Our source's arguments for the world of `catalog`, as `pipelines/demo.py` sets them but for the
+    lesson comments, read in one walk as `listings` records them for every contender."""
+    return {"base_url": base_url, "access_token": token, **catalog_source_options(catalog, by_course=False)}

@@ -64,21 +64,13 @@ def run_demo(scale: int | None = None, seed: int = 1) -> int:
 
 
 def _source_options(base_url: str, token: str, scopes: list[str], catalog: dict[str, Any]) -> dict[str, Any]:
+    from sandbox.options import catalog_source_options
+
     return {
         "base_url": base_url,
         "access_token": token,
         "granted_scopes": scopes,
-        "event_ids": [event["id"] for event in catalog["events"]],
-        "community_ids": [community["id"] for community in catalog["communities"]],
-        "course_ids": [course["id"] for course in catalog["courses"]],
-        "schools": [
-            {
-                "team_slug": s["team_slug"],
-                "student_slugs": s["student_slugs"],
-                "delivery_ids": s["delivery_ids"],
-            }
-            for s in catalog["schools"]
-        ],
+        **catalog_source_options(catalog),
         "rate_limit_time_scale": DEMO_TIME_SCALE,
     }
 

@@ -65,7 +65,7 @@ WHOLE_NUMBER_DEFAULTS = {
     "sales_max_requests": 5000,
     "sales_refresh_days": 30,
     "sales_concurrency": 4,
-    "cheap_scan_max_requests": 10,
+    "cheap_scan_max_requests": 20,
 }
 EXAMPLES.update({key: ("a whole number", f"{key} = {value}") for key, value in WHOLE_NUMBER_DEFAULTS.items()})
 LISTS = ("event_ids", "community_ids", "sale_ids", "course_ids", "granted_scopes")

@@ -27,7 +27,7 @@ DEFAULT_SALES_RECHECK_HOURS = 0.0
 DEFAULT_SALES_CONCURRENCY = 4
 DEFAULT_RESCAN_HOURS = 6.0
 # A full scan whose last complete read made at most this many requests is read on every run (`rescan.py`).
-DEFAULT_CHEAP_SCAN_MAX_REQUESTS = 10
+DEFAULT_CHEAP_SCAN_MAX_REQUESTS = 20  # 2,000 records at 100 a page
 # Helper processes that decode the pages of large flat lists beside the extract (`offload.py`): one,
 # where there is a core for it. The extract itself is one core's work, so more would find no core free.
 MAX_DEFAULT_DECODE_WORKERS = 1

@@ -8,6 +8,7 @@ import dlt
 import duckdb
 import pytest
 
+from sandbox.options import catalog_source_options
 from sandbox.testing import SandboxHandle, running_sandbox
 
 E2E_SCALE = 400
@@ -34,26 +35,14 @@ def make_pipeline(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def source_options(handle: SandboxHandle, token: str, **overrides: Any) -> dict[str, Any]:
-    catalog = handle.catalog()
-    options: dict[str, Any] = {
+    return {
         "base_url": handle.base_url,
         "access_token": token,
         "start_date": "2020-01-01",
-        "event_ids": [e["id"] for e in catalog["events"]],
-        "community_ids": [c["id"] for c in catalog["communities"]],
-        "course_ids": [c["id"] for c in catalog["courses"]],
-        "schools": [
-            {
-                "team_slug": s["team_slug"],
-                "student_slugs": s["student_slugs"],
-                "delivery_ids": s["delivery_ids"],
-            }
-            for s in catalog["schools"]
-        ],
+        **catalog_source_options(handle.catalog()),
         "rate_limit_time_scale": E2E_TIME_SCALE,
+        **overrides,
     }
-    options.update(overrides)
-    return options
 
 
 def query(pipeline: dlt.Pipeline, sql: str) -> list[tuple[Any, ...]]:
