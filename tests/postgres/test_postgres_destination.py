@@ -411,3 +411,31 @@ def first_difference(ours: Any, theirs: Any, path: str) -> str:
             if mine != other:
                 return first_difference(mine, other, f"{path}[{index}]")
     return f"{path}: {ours!r:.300} != {theirs!r:.300}"
+
+
+def test_the_run_and_freshness_records_load_into_postgres(synced: Synced) -> None:
+    """What the command records after a sync (`pipelines/runs.py`) merges into PostgreSQL too: one
+    freshness row per table, replaced by the next record, and one run row per resource per run."""
+    from pipelines.runs import outcome_rows, record_run, run_started_at
+
+    result = synced.postgres_again
+    # a dataset of its own: the raw dataset is compared table for table with DuckDB's
+    pipeline = dlt.pipeline(
+        pipeline_name="records_check",
+        pipelines_dir=synced.postgres.pipeline.pipelines_dir,
+        destination=synced.postgres.pipeline.destination,
+        dataset_name="records_check",
+    )
+    for _ in range(2):
+        assert record_run(pipeline, outcome_rows(result, None, run_started_at()), result.freshness)
+    _, freshness = pg_query(
+        synced.server,
+        "select table_name, refresh, not_fetched from records_check._platform_freshness order by 1",
+    )
+    assert [row[0] for row in freshness] == sorted(row["table_name"] for row in result.freshness)
+    assert {row[1] for row in freshness} >= {"incremental", "full scan, every run"}
+    _, runs = pg_query(
+        synced.server,
+        "select count(*), count(distinct run_started_at) from records_check._platform_sync_runs",
+    )
+    assert runs == [(2 * len(result.freshness), 2)]
