@@ -121,8 +121,9 @@ def platform_source(
         event_ids, community_ids, sale_ids, course_ids, schools: Ids the API gives no way to list.
         rescan_hours: A full-scan resource (`Stream.full_scan`) whose last complete scan is younger than
             this is not read (0: read every run); `rescan_hours_by_resource` overrides it per resource.
-        cheap_scan_max_requests: A full-scan resource whose last complete scan made at most this many
-            requests is read on every run, whatever `rescan_hours` says (`rescan.py`).
+        cheap_scan_max_requests: A whole list (a full scan that is not a fan of one request per
+            parent) whose last complete scan made at most this many requests is read on every run,
+            whatever `rescan_hours` says (`rescan.py`).
         rescan: Read every full-scan resource in this run, however recent its last scan.
         strict: Fail a resource on any record that departs from the spec (a null where the spec has
             none, an enum value or a field it does not list, a value of another type). Off, such a
