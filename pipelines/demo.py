@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from pipelines.platform_pipeline import make_pipeline, sync
+from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
 from sources.platform.auth import exchange_code
 
@@ -55,7 +56,10 @@ def run_demo(scale: int | None = None, seed: int = 1) -> int:
         pipeline = make_pipeline(progress=True)
         print("syncing into DuckDB (platform_sync.duckdb, dataset platform_raw) ...")
         started = time.monotonic()
+        run_started = run_started_at()
         result = sync(pipeline, source_options=options)
+        # as `platform-sync sync` does: the dashboard's Data health shows the run and each table's freshness
+        record_run(pipeline, outcome_rows(result, None, run_started), result.freshness)
         print_summary(result)
         print(f"sync took {time.monotonic() - started:.1f}s")
     if result.report.failed:
