@@ -24,6 +24,7 @@ from sources.platform.streams import STREAMS
 LAST_READS_KEY = "last_read_at"
 
 FRESHNESS_TABLE = "_platform_freshness"
+EVERY_RUN = "full scan, every run"  # the `refresh` of a whole list read on every run
 FRESHNESS_COLUMNS: dict[str, Any] = {
     "table_name": {"data_type": "text", "nullable": False, "primary_key": True},
     "refresh": {"data_type": "text", "nullable": False},
@@ -85,7 +86,7 @@ def _refresh(interval_seconds: float | None) -> str:
     if interval_seconds is None:
         return "full scan, on the next run"  # not scanned this run (failed, skipped): its next run scans
     if interval_seconds == 0:
-        return "full scan, every run"
+        return EVERY_RUN
     return f"full scan, every {interval_seconds / 3600:g} h"
 
 
@@ -104,7 +105,7 @@ def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport) -> dict[st
 def freshness_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """The summary's lines: the full scans read on every run, and what is not fetched yet."""
     lines = []
-    every_run = [row for row in rows if row["refresh"] == "full scan, every run"]
+    every_run = [row for row in rows if row["refresh"] == EVERY_RUN]
     if every_run:
         names = ", ".join(f"{row['table_name']} ({row['last_scan_requests']})" for row in every_run)
         lines.append(f"read whole on every run, their scan being cheap (requests): {names}")
