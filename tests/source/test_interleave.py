@@ -24,7 +24,13 @@ class Walks:
         self.threads: set[str] = set()
 
     def walk(
-        self, name: str, count: int | None, *, hold: threading.Event | None = None, fail_at: int | None = None
+        self,
+        name: str,
+        count: int | None,
+        *,
+        hold: threading.Event | None = None,
+        fail_at: int | None = None,
+        started: threading.Barrier | None = None,
     ) -> Callable[[], Iterator[str]]:
         def items() -> Iterator[str]:
             with self.lock:
@@ -32,6 +38,8 @@ class Walks:
                 self.most_running = max(self.most_running, self.running)
                 self.threads.add(threading.current_thread().name)
             try:
+                if started is not None:  # counted as running, it waits for the others to be running too
+                    started.wait()
                 index = 0
                 while count is None or index < count:
                     if fail_at == index:
@@ -59,20 +67,10 @@ def test_one_at_a_time_is_every_walk_in_order_in_this_thread() -> None:
 
 def test_every_item_of_every_walk_arrives_each_walk_in_its_order_two_walks_at_a_time() -> None:
     walks = Walks()
-    both_started = threading.Barrier(2, timeout=WAIT)
-
-    def met(name: str, count: int) -> Callable[[], Iterator[str]]:
-        inner = walks.walk(name, count)
-
-        def items() -> Iterator[str]:
-            if name in "ab":  # the first two walks run at once: each waits for the other to start
-                both_started.wait()
-            yield from inner()
-
-        return items
-
+    both_started = threading.Barrier(2, timeout=WAIT)  # the first two walks run at once
     names = {"a": 5, "b": 7, "c": 3, "d": 1, "e": 0}
-    items = list(interleaved([met(n, c) for n, c in names.items()], parallel=2, depth=3))
+    walk_list = [walks.walk(n, c, started=both_started if n in "ab" else None) for n, c in names.items()]
+    items = list(interleaved(walk_list, parallel=2, depth=3))
     assert sorted(items) == sorted(f"{n}{i}" for n, c in names.items() for i in range(c))
     for name in names:
         assert [i for i in items if i[0] == name] == [f"{name}{i}" for i in range(names[name])]
