@@ -310,7 +310,7 @@ def models_on_last_run(
     rows (the same ids every time, so their pages are recorded once), every product's campaigns and
     partners, the events, deliveries, top posts and webhook origins.
     """
-    from sources.platform.streams import STREAMS
+    from sources.platform.resources import STREAMS
 
     others = [name for name in STREAMS if name not in LIST_RESOURCES]
     config = {

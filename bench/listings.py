@@ -1,9 +1,9 @@
 """The paged lists that the throughput benchmark loads, as the requests our source makes for them.
 
 The floor and the generic `rest_api` source are given exactly these listings (path and query, then pages
-1..`pages` of 100 items), so the three contenders read the same pages. They mirror `readers.py` on a
-first run with the default settings: the same date windows (from `sources.platform.windows`), the same
-start date, one listing per configured event, community and student. Sale details (one request per
+1..`pages` of 100 items), so the three contenders read the same pages. They mirror the source's readers
+(`sources/platform/resources/`) on a first run with the default settings: the same date windows (from
+`sources.platform_client.windows`), the same start date, one listing per configured event, community and student. Sale details (one request per
 sale) and the per-product, per-event and per-delivery lookups are not paged lists and are left out.
 """
 
@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sandbox.options import catalog_source_options
-from sources.platform.operations import OPERATIONS_BY_NAME
 from sources.platform.settings import (
     DEFAULT_COMMUNITY_DAYS,
     DEFAULT_FISCAL_WINDOW_DAYS,
@@ -24,7 +23,8 @@ from sources.platform.settings import (
     DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
     parse_start_date,
 )
-from sources.platform.windows import date_windows, iso_z
+from sources.platform_client.operations import OPERATIONS_BY_NAME
+from sources.platform_client.windows import date_windows, iso_z
 
 # The resources of our source that read paged lists, in the order the report lists them.
 LIST_RESOURCES: tuple[str, ...] = (

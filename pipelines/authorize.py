@@ -7,7 +7,7 @@ from pathlib import Path
 import dlt
 from dlt.common.configuration import with_config
 
-from sources.platform.auth import TokenGrant, exchange_code, store_token
+from sources.platform_client.auth import TokenGrant, exchange_code, store_token
 
 DEFAULT_REDIRECT_URI = "http://localhost/callback"
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.lock import hold
-from sources.platform.client import PlatformClient
-from sources.platform.errors import (
+from sources.platform_client.client import PlatformClient
+from sources.platform_client.errors import (
     ApiError,
     AuthenticationError,
     ConfigurationError,

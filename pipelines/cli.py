@@ -37,8 +37,8 @@ from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
 from pipelines.write_commands import add_write_commands
 from sources.platform.config_check import explain as explain_config_error
-from sources.platform.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
+from sources.platform_client.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_PARTIAL = 0, 1, 2, 3
 

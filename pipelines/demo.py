@@ -18,7 +18,7 @@ import httpx
 from pipelines.platform_pipeline import make_pipeline, sync
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
-from sources.platform.auth import exchange_code
+from sources.platform_client.auth import exchange_code
 
 DEMO_CLIENT_ID = "sandbox-demo"
 DEMO_CLIENT_SECRET = "sandbox-demo-secret"  # noqa: S105 - the sandbox's public demo application

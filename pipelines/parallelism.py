@@ -18,7 +18,7 @@ import os
 import threading
 
 from pipelines.defaults import set_default
-from sources.platform.lifeline import end_with_parent
+from sources.platform.fastpath.lifeline import end_with_parent
 
 # Two tables dominate the step and dlt hands a worker whole files: a third worker would mostly idle,
 # and each worker is a process with memory of its own.
@@ -47,7 +47,7 @@ _forking_thread_is_main = [False]  # set in the parent just before each fork; th
 def workers_end_with_the_sync() -> None:
     """dlt forks its normalize workers from the main thread: each forked child ends when this process
     ends, even by kill -9 or SIGTERM, instead of living on with the sync's stdout open
-    (`sources/platform/lifeline.py`). Registered once per process. (From another thread dlt spawns
+    (`sources/platform/fastpath/lifeline.py`). Registered once per process. (From another thread dlt spawns
     them instead; spawned workers are not tied to the sync here.)"""
     with _registered:
         if not _REGISTERED:

@@ -26,9 +26,9 @@ from pipelines.memory import (
 from pipelines.parallelism import parallel_normalize
 from pipelines.progress import SyncProgress
 from sources.platform import RunReport, platform_source
-from sources.platform.errors import ConfigurationError
 from sources.platform.freshness import table_freshness
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
+from sources.platform_client.errors import ConfigurationError
 
 logger = logging.getLogger("platform_sync.pipeline")
 
@@ -181,7 +181,7 @@ def prepare_process() -> None:
 
 def _keep_packed_row_ids() -> None:
     """Rows that the source yields as Arrow tables bring their own `_dlt_id` and `_dlt_load_id`
-    (`models/columnar.py`): dlt must not add a second `_dlt_id` (`add_dlt_id` is off by default, but a
+    (`fastpath/columnar.py`): dlt must not add a second `_dlt_id` (`add_dlt_id` is off by default, but a
     config may turn it on). Set here rather than only in .dlt/config.toml, which a scheduler may run
     without."""
     dlt.config["normalize.parquet_normalizer.add_dlt_id"] = False

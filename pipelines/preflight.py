@@ -11,7 +11,7 @@ from dlt.common.destination import Destination, DestinationReference
 from dlt.common.destination.exceptions import DestinationException
 from dlt.common.exceptions import MissingDependencyException
 
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.errors import ConfigurationError
 
 DLT_PREFIX = "dlt.destinations."
 

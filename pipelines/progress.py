@@ -25,7 +25,7 @@ from typing import Literal, TextIO
 from dlt.common.runtime.collector import Collector
 
 from sources.platform.report import RunReport
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
 
 Style = Literal["live", "plain", "json"]
 RESOURCE_OF_OPERATION = {stream.operation: name for name, stream in STREAMS.items()}

@@ -21,7 +21,7 @@ import dlt
 
 from pipelines.platform_pipeline import SyncResult
 from sources.platform.freshness import FRESHNESS_COLUMNS, FRESHNESS_TABLE
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
 
 logger = logging.getLogger("platform_sync.runs")
 

@@ -10,7 +10,7 @@ from typing import Any
 from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
 from pipelines.preflight import check_destination_name
 from pipelines.webhooks.cli import add_commands as add_webhook_commands
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.errors import ConfigurationError
 
 
 def add_write_commands(commands: Any) -> None:
@@ -89,7 +89,8 @@ def run_cart_create(options: argparse.Namespace) -> int:
 
 
 def run_attendees_import(options: argparse.Namespace) -> int:
-    from pipelines.attendees_import import read_csv, read_query, run_import
+    from pipelines.attendee_rows import read_csv, read_query
+    from pipelines.attendees_import import run_import
 
     check_destination_name(options.destination)
     if options.file is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
 
 SCHEMA = "platform_raw"
 SNAPSHOT_TABLES = ("community_top_posts", "community_commenters")

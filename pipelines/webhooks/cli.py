@@ -11,7 +11,7 @@ import dlt
 from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
 from pipelines.preflight import check_destination_name
 from pipelines.webhooks.store import DEFAULT_STORE
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.errors import ConfigurationError
 
 SECRET_KEY = "sources.platform.webhook_secret"  # noqa: S105 - the config key, not a secret
 

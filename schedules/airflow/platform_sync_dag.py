@@ -65,8 +65,8 @@ class OneWriterTasksGroup(PipelineTasksGroup):
 
 def _judge(source: PlatformSource) -> None:
     """Fail the task where `platform-sync sync` exits 1; warn where it exits 3."""
-    from sources.platform.errors import REAUTHORIZE_HINT
-    from sources.platform.streams import STREAMS
+    from sources.platform.resources import STREAMS
+    from sources.platform_client.errors import REAUTHORIZE_HINT
 
     report = source.report
     if any(REAUTHORIZE_HINT in reason for reason in report.failed.values()):

@@ -32,7 +32,7 @@ from pipelines.models import DBT_PROFILES_DIR, DBT_PROJECT_DIR, dbt_environment
 from pipelines.platform_pipeline import make_pipeline, sync
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from sources.platform import platform_source
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
 
 ASSET_PREFIX = "dlt_platform_"  # dagster-dlt's key: dlt_<source>_<resource>
 PIPELINE = make_pipeline()

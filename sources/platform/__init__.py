@@ -1,14 +1,15 @@
 """The `platform` dlt source: every read operation of the platform's API, incremental where it can be.
 
-Declares the source and its resources and reads only config; `client.py` owns HTTP, auth, paging,
-retries and rate limits, `readers.py` how each resource reads, `streams.py` what each one is.
+Declares the source and its resources and reads only config. `sources/platform_client/` owns HTTP, auth,
+paging, retries and rate limits; `resources/` declares each resource beside the reader that walks it, one
+module per area of the API; `fastpath/` packs large flat pages into Arrow tables in helper processes.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import dlt
@@ -17,20 +18,19 @@ from dlt.common.schema.typing import C_DLT_ID, TColumnSchema
 from dlt.common.schema.utils import dlt_id_column
 from dlt.extract.resource import DltResource
 
-from sources.platform import readers
-from sources.platform.batches import Batch
-from sources.platform.client import PlatformClient
 from sources.platform.config_check import check_list, check_source_config
 from sources.platform.departures import declare_tables
+from sources.platform.fastpath.batches import Batch
+from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.freshness import note_complete_read
 from sources.platform.guard import guarded
 from sources.platform.models import columns_for, nested_hints_for
-from sources.platform.offload import PageDecoder
-from sources.platform.readers import SourceContext
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport, SaleDetailsPace
 from sources.platform.rescan import scan_when_due
-from sources.platform.sales import SaleIdQueue
+from sources.platform.resources import FULL_SCANS, STREAMS, Stream
+from sources.platform.resources.context import SourceContext
+from sources.platform.resources.sale_ids import SaleIdQueue
 from sources.platform.settings import (
     DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
     DEFAULT_COMMUNITY_DAYS,
@@ -55,28 +55,9 @@ from sources.platform.settings import (
     positive,
     whole_number,
 )
-from sources.platform.streams import FULL_SCANS, STREAMS, Stream
+from sources.platform_client.client import PlatformClient
 
 __all__ = ["RunReport", "platform_source"]
-
-READERS: dict[str, Callable[[SourceContext], Iterator[Batch]]] = {
-    "products": lambda ctx: readers.read_all(ctx, STREAMS["products"]),
-    "product_campaigns": lambda ctx: readers.read_product_children(ctx, STREAMS["product_campaigns"]),
-    "product_partners": lambda ctx: readers.read_product_children(ctx, STREAMS["product_partners"]),
-    "affiliations": lambda ctx: readers.read_all(ctx, STREAMS["affiliations"]),
-    "transfers": lambda ctx: readers.read_all(ctx, STREAMS["transfers"]),
-    "subscriptions": readers.read_subscriptions,
-    "sales": readers.read_sales,
-    "fiscal_documents": readers.read_fiscal_documents,
-    "events": readers.read_events,
-    "event_attendees": readers.read_attendees,
-    "enrollments": readers.read_enrollments,
-    "deliveries": readers.read_deliveries,
-    "community_top_posts": lambda ctx: readers.read_community_snapshot(ctx, STREAMS["community_top_posts"]),
-    "community_commenters": lambda ctx: readers.read_community_snapshot(ctx, STREAMS["community_commenters"]),
-    "lesson_comments": readers.read_lesson_comments,
-    "webhook_origins": readers.read_webhook_origins,
-}
 
 
 @dlt.source(name="platform", max_table_nesting=4)
@@ -130,7 +111,7 @@ def platform_source(
             record loads as faithfully as its columns allow and each departure is recorded
             (`_platform_departures`, the run's summary).
         arrow_pages: Hand dlt the pages of flat records as Arrow tables, which it loads without
-            normalizing them row by row (`models/columnar.py`); off, dlt normalizes every row. The
+            normalizing them row by row (`fastpath/columnar.py`); off, dlt normalizes every row. The
             tables are the same either way: this is for comparison (bench/) and troubleshooting.
         decode_workers: Helper processes that validate and pack the pages of large flat lists while the
             extract fetches others (`offload.py`); by default one where there are two cores or more.
@@ -196,18 +177,17 @@ def platform_source(
         sale_ids=SaleIdQueue(),
         snapshot_at=pendulum.now("UTC"),
         records=RecordReader(settings.strict, run_report.departures, client.redact),
+        streams=STREAMS,
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
     )
     return [_resource(ctx, stream) for stream in STREAMS.values()]
 
 
 def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
-    read = READERS[stream.name]
-
     def scan() -> Iterator[Batch]:
         if stream.full_scan:
-            return scan_when_due(ctx, stream, read)
-        return read(ctx)
+            return scan_when_due(ctx, stream)
+        return stream.read(ctx, stream)
 
     def rows() -> Iterator[Any]:
         try:
@@ -244,6 +224,6 @@ def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:
     if stream.write_disposition == "merge":
         columns[stream.dedup_sort_column()]["dedup_sort"] = "desc"
     # The row id as dlt's normalizer declares it (a unique row key), also for the tables whose rows
-    # arrive packed with their ids (`models/columnar.py`), which dlt would otherwise type from Arrow only.
+    # arrive packed with their ids (`fastpath/columnar.py`), which dlt would otherwise type from Arrow only.
     columns[C_DLT_ID] = dlt_id_column()
     return columns

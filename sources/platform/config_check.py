@@ -18,7 +18,7 @@ from dlt.common.configuration.container import Container
 from dlt.common.configuration.exceptions import ConfigValueCannotBeCoercedException, ValueNotSecretException
 from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
 
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.errors import ConfigurationError
 
 SECTION = ("sources", "platform")
 ENV_PREFIX = "SOURCES__PLATFORM__"

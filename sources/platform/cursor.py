@@ -1,4 +1,18 @@
-"""An incremental cursor kept in dlt resource state: committed only with the rows it covers."""
+"""An incremental cursor kept in dlt resource state: committed only with the rows it covers.
+
+Why not `dlt.sources.incremental`, which does most of this: the three incremental resources need what it
+does not give.
+- A row whose cursor field departs from the spec (a null, a date without a time, a number as a string)
+  must load, and must not move the cursor: its value may be before or after the instant the API filtered
+  on (`records.new_rows`). dlt's incremental compares every row's value, and can only drop or include
+  a row with a missing value, not one with a value of another type.
+- `event_attendees` keeps one cursor per configured event inside one resource; dlt's is one per resource.
+- `fiscal_documents` walks several date windows at once (`fastpath/interleave.py`) and re-reads a lag
+  before its cursor each run; its rows may arrive as Arrow tables packed by a helper, with the rows whose
+  cursor departed set apart. The cursor must see only the others, and move once after the last window.
+The rule is the same for all three and kept here once: ask from the newest value seen (the API's bounds
+are inclusive), skip the ids already loaded at exactly that instant, commit after the rows.
+"""
 
 from __future__ import annotations
 

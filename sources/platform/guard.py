@@ -4,17 +4,14 @@ skips it, an error after retries fails it, and either way the others keep syncin
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 import dlt
 
-from sources.platform.batches import Batch
-from sources.platform.errors import MissingScopeError, PlatformError
+from sources.platform.fastpath.batches import Batch
 from sources.platform.models import RecordValidationError
-from sources.platform.streams import SALE_REFERENCES, Stream
-
-if TYPE_CHECKING:
-    from sources.platform.readers import SourceContext
+from sources.platform.resources.context import SourceContext, scope_message
+from sources.platform.resources.stream import Stream
+from sources.platform_client.errors import MissingScopeError, PlatformError
 
 
 def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batch]]) -> Iterator[Batch]:
@@ -32,7 +29,7 @@ def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batc
         ctx.report.fail(stream.name, str(exc))
         keep_replaced_table(stream)
     finally:
-        if stream.name in SALE_REFERENCES:
+        if stream.sale_ids_at:
             ctx.commit_pending_sales()
             ctx.sale_ids.finish(stream.name)
 
@@ -43,10 +40,3 @@ def keep_replaced_table(stream: Stream) -> None:
     (The `replace` readers yield all or nothing: see `read_product_children`.)"""
     if stream.write_disposition == "replace":
         dlt.current.source().resources[stream.name].apply_hints(write_disposition="skip")
-
-
-def scope_message(stream: Stream, missing: list[str]) -> str:
-    return (
-        f"the token was not granted the scope {', '.join(missing)} that {stream.name} needs "
-        f"({stream.operation}); authorize the application again with it and run `platform-sync auth`"
-    )

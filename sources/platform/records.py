@@ -5,11 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 from sources.platform.cursor import Cursor
+from sources.platform.fastpath.columnar import column_name
 from sources.platform.models import Departure, RecordValidationError, parse_record
-from sources.platform.streams import Stream, record_key
+from sources.platform.models.hints import unwrap_optional
+
+
+class RecordShape(Protocol):
+    """What reading a resource's records needs of its declaration (`resources.stream.Stream` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> type[BaseModel]: ...
+    @property
+    def primary_key(self) -> tuple[str, ...]: ...
+    @property
+    def extra_columns(self) -> Mapping[str, Mapping[str, Any]]: ...
+
 
 TrackedRows = list[tuple[dict[str, Any], bool]]
 
@@ -36,7 +54,7 @@ class RecordReader:
 
     def read(
         self,
-        stream: Stream,
+        stream: RecordShape,
         items: Iterable[Any],
         extra: Mapping[str, Any] | None = None,
         cursor: tuple[str, ...] | None = None,
@@ -84,3 +102,43 @@ def new_rows(cursor: Cursor, tracked: TrackedRows, field: str) -> list[dict[str,
             cursor.observe(row[field], row["id"])
             rows.append(row)
     return rows
+
+
+def record_key(stream: RecordShape, record: Any) -> tuple[str | None, str | None]:
+    """The key of a record as the API sent it (its key fields joined by `/`), and why it cannot be
+    keyed, if it cannot: a key field missing, null, empty or of another shape than a string or an
+    integer. The key columns that config adds (`extra_columns`) are not the record's."""
+    parts = []
+    for path in _key_paths(stream.model, stream.primary_key, frozenset(stream.extra_columns)):
+        value: Any = record
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        dotted = ".".join(path)
+        if value is None or value == "":
+            return (None, f"no key: {dotted} is missing, null or empty")
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return (None, f"the key {dotted} is a {type(value).__name__}, not a string or a number")
+        if isinstance(value, float) and not value.is_integer():
+            return (None, f"the key {dotted} is a fractional number")
+        parts.append(str(int(value)) if isinstance(value, float) else str(value))
+    return "/".join(parts), None
+
+
+@cache
+def _key_paths(
+    model: type[BaseModel], primary_key: tuple[str, ...], added: frozenset[str]
+) -> tuple[tuple[str, ...], ...]:
+    """The API paths of the key columns that come from the records (dlt column names)."""
+    by_column = {column_name(path): path for path in _leaf_paths(model)}
+    return tuple(by_column[key] for key in primary_key if key not in added)
+
+
+def _leaf_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = []
+    for name, info in model.model_fields.items():
+        tp, _ = unwrap_optional(info.annotation)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            paths += _leaf_paths(tp, (*prefix, name))
+        else:
+            paths.append((*prefix, name))
+    return paths

@@ -17,7 +17,7 @@ the product snapshots.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,14 +25,14 @@ from typing import Any
 import dlt
 import pendulum
 
-from sources.platform.batches import Batch
-from sources.platform.client import PageDecode, PlatformClient
+from sources.platform.fastpath.batches import Batch
 from sources.platform.guard import keep_replaced_table
-from sources.platform.paging import Page
-from sources.platform.readers import SourceContext
 from sources.platform.report import ScanSchedule
+from sources.platform.resources.context import SourceContext
+from sources.platform.resources.stream import Stream
 from sources.platform.settings import SourceSettings
-from sources.platform.streams import Stream
+from sources.platform_client.client import PageDecode, PlatformClient
+from sources.platform_client.paging import Page
 
 # Source state keys, by resource name: the ISO time of the start of the run of its last complete scan,
 # and the number of requests that scan made.
@@ -40,9 +40,7 @@ LAST_SCANS_KEY = "last_full_scan_at"
 SCAN_COSTS_KEY = "last_full_scan_requests"
 
 
-def scan_when_due(
-    ctx: SourceContext, stream: Stream, read: Callable[[SourceContext], Iterator[Batch]]
-) -> Iterator[Batch]:
+def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     """Read the resource if it is due (or `rescan` forces it), else report it not due and read nothing."""
     state = dlt.current.source_state()
     last_scans: dict[str, str] = state.setdefault(LAST_SCANS_KEY, {})
@@ -65,7 +63,7 @@ def scan_when_due(
     counting = CountingClient(ctx.client)
     # The copy shares the context's sets, queue and lock; a full scan produces no sale ids, so it never
     # rebinds the pending ids that `commit_pending_sales` swaps.
-    yield from read(replace(ctx, client=counting))
+    yield from stream.read(replace(ctx, client=counting), stream)
     # Reached only when the scan ran to its end: an exception leaves the previous complete scan's time.
     last_scans[stream.name] = run_started_at.isoformat()
     costs[stream.name] = counting.requests

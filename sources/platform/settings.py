@@ -13,7 +13,7 @@ from typing import Any
 
 import pendulum
 
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.errors import ConfigurationError
 
 DEFAULT_START_DATE = "2024-01-01"
 DEFAULT_ITEMS_PER_PAGE = 100

@@ -12,7 +12,7 @@ import pytest
 from bench import cli, report
 from bench.listings import LIST_RESOURCES
 from bench.pageserver import request_key
-from sources.platform.streams import FULL_SCANS
+from sources.platform.resources import FULL_SCANS
 
 COMMITTED_FIGURES = Path(__file__).parents[2] / "bench" / "results" / "figures.json"
 

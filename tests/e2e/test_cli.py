@@ -14,7 +14,7 @@ import dlt
 import pytest
 
 from sandbox.testing import running_sandbox
-from sources.platform.operations import OPERATIONS
+from sources.platform_client.operations import OPERATIONS
 from tests.e2e.conftest import query, source_options
 from tests.e2e.test_sync import assert_warehouse_matches_api
 

@@ -16,8 +16,8 @@ from pipelines.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sandbox.world.world import SyntheticWorld
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY
+from sources.platform.resources import FULL_SCANS, STREAMS
 from sources.platform.settings import DEFAULT_CHEAP_SCAN_MAX_REQUESTS, FINAL_SALE_STATUSES
-from sources.platform.streams import FULL_SCANS, STREAMS
 from tests.e2e.api_truth import ApiTruth
 from tests.e2e.conftest import E2E_SCALE, ids, query, source_options
 from tests.e2e.test_cli import cli_env, run_cli

@@ -11,8 +11,8 @@ import pytest
 
 from pipelines.platform_pipeline import sync
 from sandbox.testing import running_sandbox
-from sources.platform import offload
-from sources.platform.offload import PageDecoder
+from sources.platform.fastpath import offload
+from sources.platform.fastpath.offload import PageDecoder
 from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, source_options, warehouse_tables
 
 # Small pages, so that the flat lists of the small e2e world span many pages.

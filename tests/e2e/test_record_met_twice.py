@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from pipelines.platform_pipeline import sync
-from sources.platform.client import PlatformClient
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
+from sources.platform_client.client import PlatformClient
 from tests.e2e.conftest import ids, query, source_options
 
 ITEMS_PER_PAGE = 5

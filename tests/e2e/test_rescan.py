@@ -15,9 +15,9 @@ import pytest
 from pipelines.platform_pipeline import SyncResult, sync
 from pipelines.summary import print_summary
 from sources.platform import platform_source
-from sources.platform.errors import ConfigurationError
 from sources.platform.rescan import LAST_SCANS_KEY, is_due
-from sources.platform.streams import FULL_SCANS, STREAMS
+from sources.platform.resources import FULL_SCANS, STREAMS
+from sources.platform_client.errors import ConfigurationError
 from tests.e2e.api_truth import ApiTruth
 from tests.e2e.conftest import ids, query, source_options
 from tests.e2e.test_cli import cli_env, run_cli, warehouse

@@ -1,4 +1,4 @@
-"""Row ids: rows packed as Arrow tables (`models/columnar.py`) bring their own `_dlt_id`, so that dlt
+"""Row ids: rows packed as Arrow tables (`fastpath/columnar.py`) bring their own `_dlt_id`, so that dlt
 loads their extracted files as they are; the column must still be what dlt's normalizer makes it."""
 
 from __future__ import annotations

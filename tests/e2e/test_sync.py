@@ -10,11 +10,11 @@ import pytest
 from pipelines.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sandbox.world import SyntheticWorld
-from sources.platform.operations import OPERATIONS
 from sources.platform.rescan import SCAN_COSTS_KEY
-from sources.platform.sales import pending_sale_ids
+from sources.platform.resources import FULL_SCANS, STREAMS
+from sources.platform.resources.sale_ids import pending_sale_ids
 from sources.platform.settings import DEFAULT_CHEAP_SCAN_MAX_REQUESTS
-from sources.platform.streams import FULL_SCANS, STREAMS
+from sources.platform_client.operations import OPERATIONS
 from tests.e2e.api_truth import ApiTruth
 from tests.e2e.conftest import ids, query, source_options
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from sandbox.testing import SandboxHandle
-from sources.platform.client import PlatformClient
-from sources.platform.errors import REAUTHORIZE_HINT
-from sources.platform.operations import ALL_SCOPES
-from sources.platform.sales import pending_sale_ids
-from sources.platform.streams import STREAMS
+from sources.platform.resources import STREAMS
+from sources.platform.resources.sale_ids import pending_sale_ids
+from sources.platform_client.client import PlatformClient
+from sources.platform_client.errors import REAUTHORIZE_HINT
+from sources.platform_client.operations import ALL_SCOPES
 from tests.faults.conftest import (
     TIME_SCALE,
     Reference,

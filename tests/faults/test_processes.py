@@ -112,8 +112,8 @@ time.sleep(600)
 # parent's end can end the helper. The parent is killed before the helper has even started.
 STARTED_HELPER = """
 import os, subprocess, sys, time
-from sources.platform.offload import PARENT_PID_VARIABLE
-code = "from sources.platform.offload import serve_stdio; serve_stdio()"
+from sources.platform.fastpath.offload import PARENT_PID_VARIABLE
+code = "from sources.platform.fastpath.offload import serve_stdio; serve_stdio()"
 env = {**os.environ, PARENT_PID_VARIABLE: str(os.getpid())}
 child = subprocess.Popen([sys.executable, "-c", code], env=env)
 print(child.pid, flush=True)

@@ -20,7 +20,7 @@ import pytest
 import vcr
 from vcr.request import Request as VcrRequest
 
-from sources.platform.client import PlatformClient
+from sources.platform_client.client import PlatformClient
 
 TOKEN = "tok_live_S3CR3T_4f9a2c7e1b"
 BASE_URL = "https://api.platform.test"

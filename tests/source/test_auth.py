@@ -12,8 +12,8 @@ import httpx
 import pytest
 import tomlkit
 
-from sources.platform.auth import BearerAuth, TokenGrant, exchange_code, parse_scopes, store_token
-from sources.platform.errors import (
+from sources.platform_client.auth import BearerAuth, TokenGrant, exchange_code, parse_scopes, store_token
+from sources.platform_client.errors import (
     ConfigurationError,
     MalformedResponseError,
     TokenExchangeError,

@@ -21,12 +21,12 @@ import httpx
 import pytest
 import yaml
 
-from sources.platform.auth import exchange_code
-from sources.platform.client import PlatformClient
-from sources.platform.clock import Clock, SystemClock
-from sources.platform.errors import MissingScopeError, NotFoundError, TokenExchangeError
-from sources.platform.errors import ValidationError as ApiValidationError
-from sources.platform.operations import ALL_SCOPES
+from sources.platform_client.auth import exchange_code
+from sources.platform_client.client import PlatformClient
+from sources.platform_client.clock import Clock, SystemClock
+from sources.platform_client.errors import MissingScopeError, NotFoundError, TokenExchangeError
+from sources.platform_client.errors import ValidationError as ApiValidationError
+from sources.platform_client.operations import ALL_SCOPES
 
 CASSETTES = Path(__file__).parent / "cassettes"
 RECORD = os.environ.get("PLATFORM_SYNC_RECORD") == "1"

@@ -8,7 +8,7 @@ import traceback
 import httpx
 import pytest
 
-from sources.platform.errors import (
+from sources.platform_client.errors import (
     ApiError,
     AuthenticationError,
     ConfigurationError,
@@ -22,7 +22,7 @@ from sources.platform.errors import (
     TransportError,
     ValidationError,
 )
-from sources.platform.redaction import Redactor, redact_patterns, redact_url
+from sources.platform_client.redaction import Redactor, redact_patterns, redact_url
 
 
 def body(code, error, message, **extra):
@@ -167,7 +167,7 @@ def test_the_token_appears_nowhere(make_client, token, caplog, case):
 
 
 def test_configuration_error_with_a_token_in_the_url_is_redacted(token):
-    from sources.platform.client import PlatformClient
+    from sources.platform_client.client import PlatformClient
 
     with pytest.raises(ConfigurationError) as caught:
         PlatformClient(f"ftp://user:{token}@host/?access_token={token}", token)
@@ -243,9 +243,9 @@ def test_exceptions_keep_no_request_or_response(make_client):
     ],
 )
 def test_an_unsafe_base_url_is_refused_before_any_request(url: str, message: str) -> None:
-    from sources.platform.auth import exchange_code
-    from sources.platform.client import PlatformClient
-    from sources.platform.errors import ConfigurationError
+    from sources.platform_client.auth import exchange_code
+    from sources.platform_client.client import PlatformClient
+    from sources.platform_client.errors import ConfigurationError
 
     sent: list[httpx.Request] = []
     transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(200, json={}))
@@ -261,6 +261,6 @@ def test_an_unsafe_base_url_is_refused_before_any_request(url: str, message: str
     "url", ["http://127.0.0.1:8400", "http://localhost:8400", "http://[::1]:8400", "https://api.example.com"]
 )
 def test_plain_http_is_accepted_on_this_machine_only(url: str) -> None:
-    from sources.platform.client import PlatformClient
+    from sources.platform_client.client import PlatformClient
 
     PlatformClient(url, "a-token-value").close()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sources.platform.errors import ConfigurationError
-from sources.platform.operations import (
+from sources.platform_client.errors import ConfigurationError
+from sources.platform_client.operations import (
     ALL_SCOPES,
     DEFAULT_RATE_LIMITS,
     OPERATIONS,

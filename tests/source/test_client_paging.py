@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from sources.platform.errors import MalformedResponseError, PagingLoopError
-from sources.platform.paging import Page, parse_envelope
+from sources.platform_client.errors import MalformedResponseError, PagingLoopError
+from sources.platform_client.paging import Page, parse_envelope
 
 ITEMS = [{"id": i} for i in range(23)]
 

@@ -10,8 +10,8 @@ import httpx
 import pendulum
 import pytest
 
-from sources.platform.client import PlatformClient, format_query_value, total_stats
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.client import PlatformClient, format_query_value, total_stats
+from sources.platform_client.errors import ConfigurationError
 
 
 def ok(json=None, status=200):

@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from sources.platform.errors import (
+from sources.platform_client.errors import (
     NotFoundError,
     RateLimitedError,
     ServerError,
     TransportError,
     ValidationError,
 )
-from sources.platform.retry import Failure, FailureKind, RetryPolicy, parse_retry_after
+from sources.platform_client.retry import Failure, FailureKind, RetryPolicy, parse_retry_after
 
 NOW = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)
 

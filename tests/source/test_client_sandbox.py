@@ -11,11 +11,16 @@ from typing import Any
 
 import pytest
 
-from sources.platform.auth import exchange_code, store_token
-from sources.platform.client import PlatformClient
-from sources.platform.errors import AuthenticationError, MissingScopeError, NotFoundError, TokenExchangeError
-from sources.platform.errors import ValidationError as ApiValidationError
-from sources.platform.operations import ALL_SCOPES
+from sources.platform_client.auth import exchange_code, store_token
+from sources.platform_client.client import PlatformClient
+from sources.platform_client.errors import (
+    AuthenticationError,
+    MissingScopeError,
+    NotFoundError,
+    TokenExchangeError,
+)
+from sources.platform_client.errors import ValidationError as ApiValidationError
+from sources.platform_client.operations import ALL_SCOPES
 
 testing = pytest.importorskip("sandbox.testing")
 sandbox_auth = pytest.importorskip("sandbox.auth")

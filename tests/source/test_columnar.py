@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 
 from pipelines.platform_pipeline import _keep_packed_row_ids
+from sources.platform.fastpath.columnar import columnar_layout, packed_pages, page_table
 from sources.platform.models import columns_for, parse_record
-from sources.platform.models.columnar import columnar_layout, packed_pages, page_table
-from sources.platform.streams import STREAMS, Stream
+from sources.platform.resources import STREAMS, Stream
 from tests.source.test_models import RECORD_OF_TABLE, record
 
 FLAT = [
@@ -203,7 +203,7 @@ def test_an_empty_page_is_not_packed() -> None:
 def test_pages_are_joined_into_tables_and_only_rows_with_unknown_fields_stay_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from sources.platform.models import columnar
+    from sources.platform.fastpath import columnar
 
     monkeypatch.setattr(columnar, "BATCH_ROWS", 4)
     monkeypatch.setattr(columnar, "FEW_ROWS", 2)
@@ -224,7 +224,7 @@ def test_pages_are_joined_into_tables_and_only_rows_with_unknown_fields_stay_row
 
 
 def test_batches_of_a_few_rows_are_packed_together(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sources.platform.models import columnar
+    from sources.platform.fastpath import columnar
 
     stream = STREAMS["transfers"]
     layout = columnar_layout(stream.model)

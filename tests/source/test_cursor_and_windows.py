@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from sources.platform.cursor import Cursor
-from sources.platform.windows import date_windows, iso_z
+from sources.platform_client.windows import date_windows, iso_z
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from sources.platform.interleave import interleaved
+from sources.platform.fastpath.interleave import interleaved
 
 WAIT = 5.0  # seconds; only reached if the behaviour under test is broken
 

@@ -12,17 +12,17 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from sources.platform.batches import observe_newest
 from sources.platform.cursor import Cursor
-from sources.platform.errors import ConfigurationError, PagingLoopError
+from sources.platform.fastpath.batches import PackedPage, observe_newest
+from sources.platform.fastpath.columnar import page_table
+from sources.platform.fastpath.offload import PageDecoder
+from sources.platform.fastpath.page_decoding import DecodedPage, PageJob, decode_page
 from sources.platform.models import Departure, parse_record
-from sources.platform.models.columnar import page_table
-from sources.platform.offload import PageDecoder
-from sources.platform.page_decoding import DecodedPage, PageJob, decode_page
-from sources.platform.paging import Page, PageWalk
 from sources.platform.records import RecordReader
+from sources.platform.resources import STREAMS
 from sources.platform.settings import decode_workers_or_default
-from sources.platform.streams import STREAMS
+from sources.platform_client.errors import ConfigurationError, PagingLoopError
+from sources.platform_client.paging import Page, PageWalk
 from tests.source.test_models import RECORD_OF_TABLE, record
 
 LOAD_ID = "1763900000.123456"
@@ -57,8 +57,7 @@ def _body(items: list[Any], page: int = 4, pages: int = 9, **envelope: Any) -> b
 def _job(
     stream_name: str, content: bytes, extra: dict[str, Any] | None = None, tolerant: bool = True
 ) -> PageJob:
-    stream = STREAMS[stream_name]
-    return PageJob(stream_name, stream.operation, 4, content, extra, LOAD_ID, tolerant)
+    return PageJob(STREAMS[stream_name], 4, content, extra, LOAD_ID, tolerant)
 
 
 def _here(stream_name: str, items: list[dict[str, Any]], extra: dict[str, Any] | None) -> pa.Table:
@@ -114,7 +113,7 @@ def test_after_a_departing_page_the_next_is_read_leniently_into_the_same_table(s
     strictly = decode_page(_job(stream_name, _body(items), extra))
     departing = {stream_name}
     leniently = decode_page(_job(stream_name, _body(items), extra), departing)
-    assert type(strictly) is Page and type(leniently) is Page
+    assert type(strictly) is PackedPage and type(leniently) is PackedPage  # no departures
     assert isinstance(strictly.items, pa.Table) and isinstance(leniently.items, pa.Table)
     assert leniently.items.schema == strictly.items.schema
     assert _without_row_ids(leniently.items).equals(_without_row_ids(strictly.items))
@@ -194,10 +193,8 @@ def test_a_page_that_is_not_packable_is_left_to_this_process(change: Any, why: s
 def test_a_row_whose_cursor_value_departed_comes_back_apart_from_the_table() -> None:
     items = _items("fiscal_documents")
     items[1]["document"]["emissionDate"] = "2026-05-01"
-    stream = STREAMS["fiscal_documents"]
     job = PageJob(
-        "fiscal_documents",
-        stream.operation,
+        STREAMS["fiscal_documents"],
         4,
         _body(items),
         None,
@@ -312,10 +309,7 @@ def test_pages_sent_to_a_helper_together_come_back_each_to_its_own_caller(decode
     pages: dict[int, Page | None] = {}
 
     def decode(number: int) -> None:
-        stream = STREAMS["transfers"]
-        pages[number] = decoder.decode(
-            PageJob("transfers", stream.operation, number, bodies[number], None, LOAD_ID)
-        )
+        pages[number] = decoder.decode(PageJob(STREAMS["transfers"], number, bodies[number], None, LOAD_ID))
 
     threads = [threading.Thread(target=decode, args=(number,)) for number in bodies]
     for thread in threads:

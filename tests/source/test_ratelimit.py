@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sources.platform.clock import SystemClock
-from sources.platform.errors import ConfigurationError
-from sources.platform.ratelimit import (
+from sources.platform_client.clock import SystemClock
+from sources.platform_client.errors import ConfigurationError
+from sources.platform_client.ratelimit import (
     DEFAULT_WINDOW_MARGIN,
     OperationLimiter,
     RateLimiters,

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from sources.platform.errors import NotFoundError, ServerError
-from sources.platform.sales import (
-    SaleFetcher,
+from sources.platform.resources.sale_ids import (
     SaleIdQueue,
     SaleLedger,
     drain,
     keep_pending_sale_ids,
     pending_sale_ids,
 )
+from sources.platform.resources.sales import SaleFetcher
+from sources.platform_client.errors import NotFoundError, ServerError
 
 
 class FakeSalesClient:

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from sources.platform.cursor import Cursor
 from sources.platform.departures import DepartureLog
 from sources.platform.models import KINDS, RESOURCES, Departure, RecordValidationError, parse_record
-from sources.platform.records import RecordReader, new_rows
-from sources.platform.streams import STREAMS, record_key
+from sources.platform.records import RecordReader, new_rows, record_key
+from sources.platform.resources import STREAMS
 from tests.source.test_models import RECORD_OF_TABLE, record
 
 # Values of other types and forms than the spec's: each is one departure for any field it lands in

@@ -8,7 +8,7 @@ import duckdb
 
 from sandbox.testing import running_sandbox
 from sandbox.world import SyntheticWorld
-from sources.platform.operations import OPERATIONS
+from sources.platform_client.operations import OPERATIONS
 from tests.e2e.test_cli import run_cli
 from tests.write.conftest import attendees, env_for, person, read_results, write_csv
 

@@ -25,7 +25,7 @@ from dlt.common.normalizers.utils import generate_dlt_ids
 from dlt.common.schema.typing import C_DLT_ID, C_DLT_LOAD_ID
 from pydantic import BaseModel
 
-from .hints import columns_for, data_type_of, unwrap_optional
+from sources.platform.models.hints import columns_for, data_type_of, unwrap_optional
 
 _NAMING = NamingConvention()
 # Each packed row carries the row id dlt's normalizer gives the rows it normalizes itself (random, as

@@ -1,15 +1,13 @@
-"""Sale details: the only way to read sales is one request per id, at 30 requests a minute.
+"""Sale ids, from the resources that discover them to `sales` (`sales.py`), and those kept for later runs.
 
-Ids come from the resources that reference sales (subscriptions' `firstInvoiceId`, fiscal documents'
-`sale.id`, attendees' `invoiceId`), from order bumps (`orderBump.mainSaleId` of fetched sales) and from
-the configured `sale_ids`. They flow through a `SaleIdQueue` while those resources run, so the
-rate-limited sale requests overlap with everything else instead of waiting for it.
-
-Each run spends at most `sales_max_requests` requests, in this order: ids announced by webhooks since
-the last run (table `webhook_events`, loaded by `platform-sync webhooks load`), ids left over from
-earlier runs, new ids, then sales whose status can still change (not final, or paid within the refund
-window), least recently fetched first. Ids not fetched within the budget are kept in the resource state, which
-dlt commits together with the loaded rows, so none is ever forgotten.
+Ids come from the resources that reference sales (their declaration's `sale_ids_at`: subscriptions'
+`firstInvoiceId`, fiscal documents' `sale.id`, attendees' `invoiceId`), from order bumps
+(`orderBump.mainSaleId` of fetched sales), from webhooks (table `webhook_events`) and from the configured
+`sale_ids`. They flow through a `SaleIdQueue` while those resources run, so the rate-limited sale
+requests overlap with everything else instead of waiting for it. Ids not fetched within the run's budget
+are kept in the resource state, which dlt commits together with the loaded rows, so none is ever
+forgotten. The destination's `sales` table (`SaleLedger`) says which sales are known and which can
+still change.
 """
 
 from __future__ import annotations
@@ -17,16 +15,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import dlt
 
-from sources.platform.client import PlatformClient
-from sources.platform.errors import AuthenticationError, MissingScopeError, NotFoundError, PlatformError
 from sources.platform.settings import FINAL_SALE_STATUSES
 
 logger = logging.getLogger("platform_sync.source")
@@ -166,101 +161,6 @@ def _loaded_sales() -> list[tuple[Any, ...]]:
         logger.debug("no sales ledger in the destination (%s): every discovered sale is fetched", exc)
         return []
     return [tuple(row) for row in rows or []]
-
-
-class SaleFetcher:
-    """Fetches sale details with bounded concurrency within a request budget."""
-
-    def __init__(
-        self,
-        client: PlatformClient,
-        budget: int,
-        concurrency: int,
-        on_planned: Callable[[int], None] | None = None,
-    ) -> None:
-        self.client = client
-        self.budget = budget
-        self.concurrency = concurrency
-        self.spent = 0
-        self.left_over: list[str] = []
-        # Told how many sale details this run makes, as far as it knows: fetched, in flight and
-        # queued, within the budget (it grows while the producers discover ids).
-        self.on_planned = on_planned
-
-    def run(
-        self, queue: SaleIdQueue, ledger: SaleLedger, carried_over: Iterable[str]
-    ) -> Iterator[tuple[str, dict[str, Any] | None]]:
-        """Yield (id, raw sale or None when not found); afterwards `self.left_over` holds unfetched ids."""
-        seen: set[str] = set()
-        urgent: deque[str] = deque()  # carried over, configured, and order bumps' main sales
-
-        def want(sale_id: str) -> bool:
-            if sale_id in seen:
-                return False
-            seen.add(sale_id)
-            return True
-
-        urgent.extend(i for i in carried_over if want(i))
-        refresh = deque(i for i in ledger.refresh_candidates if i not in seen)
-        queue_open = True
-        in_flight: dict[Future[dict[str, Any] | None], str] = {}
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="sale-details") as pool:
-            while True:
-                while len(in_flight) < self.concurrency and self.spent < self.budget:
-                    sale_id = self._next_id(urgent, refresh, queue_open)
-                    if sale_id is None:
-                        break
-                    self.spent += 1
-                    in_flight[pool.submit(self._fetch, sale_id)] = sale_id
-                if queue_open:
-                    taken = queue.take(timeout=0.05 if in_flight else 0.5)
-                    if taken is None:
-                        queue_open = False
-                    else:
-                        urgent.extend(i for i in taken if i not in ledger.known and want(i))
-                if self.on_planned is not None:
-                    self.on_planned(min(self.budget, self.spent + len(urgent) + len(refresh)))
-                if not in_flight:
-                    if queue_open:
-                        continue
-                    if self.spent >= self.budget or not (urgent or refresh):
-                        break
-                    continue
-                done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
-                for future in done:
-                    sale_id = in_flight.pop(future)
-                    try:
-                        sale = future.result()
-                    except (AuthenticationError, MissingScopeError):
-                        self.left_over.extend([sale_id, *in_flight.values(), *urgent])
-                        raise
-                    except PlatformError as exc:
-                        logger.warning("sale %s not fetched this run, kept for the next: %s", sale_id, exc)
-                        self.left_over.append(sale_id)
-                        continue
-                    if sale is not None:
-                        main_sale_id = (sale.get("orderBump") or {}).get("mainSaleId")
-                        if main_sale_id is not None and str(main_sale_id) not in ledger.known:
-                            if want(str(main_sale_id)):
-                                urgent.append(str(main_sale_id))
-                    yield sale_id, sale
-        # Whatever the budget did not reach waits for the next run; refresh candidates are re-derived.
-        self.left_over.extend(urgent)
-
-    def _next_id(self, urgent: deque[str], refresh: deque[str], queue_open: bool) -> str | None:
-        if urgent:
-            return urgent.popleft()
-        if not queue_open and refresh:
-            return refresh.popleft()
-        return None
-
-    def _fetch(self, sale_id: str) -> dict[str, Any] | None:
-        try:
-            sale: dict[str, Any] = self.client.request("sale_details", path_params={"id": sale_id})
-        except NotFoundError:
-            logger.warning("sale %s is referenced but the API does not know it: skipped", sale_id)
-            return None
-        return sale
 
 
 def pending_sale_ids(state: Mapping[str, Any]) -> list[str]:

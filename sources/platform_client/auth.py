@@ -20,15 +20,15 @@ from typing import Any
 import httpx
 import tomlkit
 
-from sources.platform.errors import (
+from sources.platform_client.errors import (
     ConfigurationError,
     MalformedResponseError,
     TokenExchangeError,
     TransportError,
     parse_error_body,
 )
-from sources.platform.operations import get_operation
-from sources.platform.redaction import SENSITIVE_KEYS, Redactor, check_api_url, redact_url
+from sources.platform_client.operations import get_operation
+from sources.platform_client.redaction import SENSITIVE_KEYS, Redactor, check_api_url, redact_url
 
 logger = logging.getLogger("platform_sync.client")
 

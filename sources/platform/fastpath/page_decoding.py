@@ -10,22 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from sources.platform.errors import MalformedResponseError
+from sources.platform.fastpath.batches import PackedPage
+from sources.platform.fastpath.columnar import Layout, page_table
 from sources.platform.models import DepartingRecord, Departure, parse_page_leniently, parse_page_strictly
-from sources.platform.models.columnar import Layout, page_table
-from sources.platform.paging import Page, parse_envelope
-from sources.platform.records import RecordReader
-from sources.platform.streams import STREAMS
+from sources.platform.records import RecordReader, RecordShape
+from sources.platform_client.errors import MalformedResponseError
+from sources.platform_client.paging import Page, parse_envelope
+
+
+class PackedResource(RecordShape, Protocol):
+    """What packing a resource's pages needs of its declaration (`resources.stream.Stream` is one)."""
+
+    @property
+    def operation(self) -> str: ...
+    def columnar_layout(self) -> Layout | None: ...
 
 
 @dataclass(frozen=True)
 class PageJob:
-    """One page body to decode, and what its table needs besides the records."""
+    """One page body to decode, and what its table needs besides the records. The resource's declaration
+    travels with the job: it says what to pack (its model, key and added columns)."""
 
-    stream: str
-    operation: str
+    stream: PackedResource
     requested_page: int
     content: bytes
     extra: Mapping[str, Any] | None = None
@@ -37,7 +45,7 @@ class PageJob:
 
 
 @dataclass(frozen=True)
-class DecodedPage(Page):
+class DecodedPage(PackedPage):
     """A page a helper decoded although some records depart from the spec: the rows Arrow can carry are
     `items` (a table), the others `leftover`, and what departed, record by record, `departures`."""
 
@@ -73,19 +81,19 @@ def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | None:
 
     Where records depart, most pages have one (at 3%, 95% of pages of 100): once a stream's page had
     one, its next page is read leniently at once instead of strictly first."""
-    stream = STREAMS[job.stream]
+    stream = job.stream
     layout = stream.columnar_layout()
     if layout is None:
         return None
     departing = set() if departing is None else departing
-    if job.tolerant and job.stream in departing:
+    if job.tolerant and stream.name in departing:
         return _decode_tolerantly(job, layout, departing)
     try:
         document = parse_page_strictly(stream.model, job.content)
     except ValueError:  # a record departs from the spec, or the body is no page at all
         return _decode_tolerantly(job, layout, departing) if job.tolerant else None
     try:
-        page = parse_envelope(document, operation=job.operation, requested_page=job.requested_page)
+        page = parse_envelope(document, operation=job.stream.operation, requested_page=job.requested_page)
     except MalformedResponseError:
         return None
     rows = page.items
@@ -97,7 +105,7 @@ def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | None:
     table = page_table(layout, rows, job.load_id, known_keys=True)
     if table is None:
         return None
-    return Page(table, page.page, page.pages, page.total_items, page.items_per_page)
+    return PackedPage(table, page.page, page.pages, page.total_items, page.items_per_page)
 
 
 def _decode_tolerantly(job: PageJob, layout: Layout, departing: set[str]) -> Page | None:
@@ -105,14 +113,14 @@ def _decode_tolerantly(job: PageJob, layout: Layout, departing: set[str]) -> Pag
     by one as this process would (`records.RecordReader`). None when a record is quarantined (this
     process knows the token to redact from it). The rows whose cursor field departed come back apart,
     never shown to a cursor. A page where nothing departs comes back as a plain page."""
-    stream = STREAMS[job.stream]
+    stream = job.stream
     try:
         document = parse_page_leniently(stream.model, job.content)
         items = document["items"]
         # The envelope is checked on the records as they came.
         as_sent = [item.raw if type(item) is DepartingRecord else item for item in items]
         page = parse_envelope(
-            {**document, "items": as_sent}, operation=job.operation, requested_page=job.requested_page
+            {**document, "items": as_sent}, operation=job.stream.operation, requested_page=job.requested_page
         )
     except (ValueError, MalformedResponseError):
         return None
@@ -139,14 +147,14 @@ def _decode_tolerantly(job: PageJob, layout: Layout, departing: set[str]) -> Pag
     if found.quarantined:
         return None
     if departed:
-        departing.add(job.stream)
+        departing.add(stream.name)
     else:
-        departing.discard(job.stream)
+        departing.discard(stream.name)
     table = page_table(layout, packable, job.load_id, known_keys=True) if packable else None
     if table is None:
         return None
     if not departed:
-        return Page(table, page.page, page.pages, page.total_items, page.items_per_page)
+        return PackedPage(table, page.page, page.pages, page.total_items, page.items_per_page)
     return DecodedPage(
         table,
         page.page,

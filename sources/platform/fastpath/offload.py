@@ -3,7 +3,7 @@
 The extract is bound by the interpreter lock: parsing, validating and packing the records of a page is
 most of its work (at 1M rows in bench/, 45 of its 90 CPU seconds were the fiscal documents alone), and it
 runs on one core while the others wait. A `PageDecoder` hands the body of a page of a flat model
-(`models/columnar.py`) to a helper process, which validates it as this process would and packs it with
+(`fastpath/columnar.py`) to a helper process, which validates it as this process would and packs it with
 the same `page_table` (`page_decoding.decode_page`: the whole body in one call of pydantic's JSON
 validator, into the rows `parse_record` returns, then the same envelope check) and sends back the Arrow
 table; this process meanwhile fetches and writes other pages.
@@ -39,9 +39,10 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from sources.platform.lifeline import end_with_parent
-from sources.platform.page_decoding import DecodedPage, PageJob, decode_page
-from sources.platform.paging import Page
+from sources.platform.fastpath.batches import PackedPage
+from sources.platform.fastpath.lifeline import end_with_parent
+from sources.platform.fastpath.page_decoding import DecodedPage, PageJob, decode_page
+from sources.platform_client.paging import Page
 
 logger = logging.getLogger("platform_sync.offload")
 
@@ -101,13 +102,15 @@ def _decode_answer(answer: tuple[Any, ...] | None) -> Page | None:
     if answer is None:
         return None
     items, number, pages, total_items, items_per_page, *departed = answer
-    table = pa.ipc.open_stream(items).read_all() if items is not None else []
+    if items is None:
+        return Page([], number, pages, total_items, items_per_page)
+    table = pa.ipc.open_stream(items).read_all()
     if departed:
         leftover, departures, cursor_departed = departed
         return DecodedPage(
             table, number, pages, total_items, items_per_page, leftover, departures, cursor_departed
         )
-    return Page(table, number, pages, total_items, items_per_page)
+    return PackedPage(table, number, pages, total_items, items_per_page)
 
 
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
@@ -141,7 +144,11 @@ class _Helper:
             PARENT_PID_VARIABLE: str(os.getpid()),
         }
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from sources.platform.offload import serve_stdio; serve_stdio()"],
+            [
+                sys.executable,
+                "-c",
+                "from sources.platform.fastpath.offload import serve_stdio; serve_stdio()",
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,

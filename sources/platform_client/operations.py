@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Literal
 from urllib.parse import quote
 
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.errors import ConfigurationError
 
 Method = Literal["GET", "POST"]
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import orjson
 
-from sources.platform.errors import (
+from sources.platform_client.errors import (
     MalformedResponseError,
     PlatformError,
     TransportError,
@@ -23,8 +23,8 @@ from sources.platform.errors import (
     parse_error_body,
     tries,
 )
-from sources.platform.operations import Operation
-from sources.platform.retry import Failure, FailureKind
+from sources.platform_client.operations import Operation
+from sources.platform_client.retry import Failure, FailureKind
 
 # Appended to the final error of a request that changes data and may have reached the server.
 UNSAFE_NOTE = (

@@ -17,17 +17,17 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from sources.platform.auth import USER_AGENT, BearerAuth
-from sources.platform.clock import Clock, SystemClock
-from sources.platform.errors import (
+from sources.platform_client.auth import USER_AGENT, BearerAuth
+from sources.platform_client.clock import Clock, SystemClock
+from sources.platform_client.errors import (
     REAUTHORIZE_HINT,
     ApiError,
     ConfigurationError,
     MalformedResponseError,
     PagingLoopError,
 )
-from sources.platform.operations import Operation, get_operation
-from sources.platform.outcomes import (
+from sources.platform_client.operations import Operation, get_operation
+from sources.platform_client.outcomes import (
     Failed,
     decode_json,
     int_header,
@@ -36,11 +36,11 @@ from sources.platform.outcomes import (
     status_failure,
     transport_failure,
 )
-from sources.platform.paging import Page, PageWalk, parse_envelope
-from sources.platform.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters
-from sources.platform.redaction import Redactor, check_api_url, redact_url
-from sources.platform.retry import RetryPolicy
-from sources.platform.stats import OperationStats, StatsBook, total_stats
+from sources.platform_client.paging import Page, PageWalk, parse_envelope
+from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters
+from sources.platform_client.redaction import Redactor, check_api_url, redact_url
+from sources.platform_client.retry import RetryPolicy
+from sources.platform_client.stats import OperationStats, StatsBook, total_stats
 
 __all__ = ["OperationStats", "Page", "PlatformClient", "format_query_value", "total_stats"]
 

@@ -21,9 +21,9 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sources.platform.clock import Clock
-from sources.platform.errors import ConfigurationError
-from sources.platform.operations import DEFAULT_RATE_LIMITS, OPERATIONS_BY_NAME
+from sources.platform_client.clock import Clock
+from sources.platform_client.errors import ConfigurationError
+from sources.platform_client.operations import DEFAULT_RATE_LIMITS, OPERATIONS_BY_NAME
 
 logger = logging.getLogger("platform_sync.client")
 

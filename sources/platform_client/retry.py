@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 
-from sources.platform.errors import ConfigurationError
+from sources.platform_client.errors import ConfigurationError
 
 RETRYABLE_STATUSES: frozenset[int] = frozenset({429, 500, 502, 503, 504})
 

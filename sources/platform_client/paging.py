@@ -11,12 +11,9 @@ that do not advance (same number again, or the same items under a new number) ra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-import pyarrow as pa
-from dlt.common.schema.typing import C_DLT_ID
-
-from sources.platform.batches import Batch
-from sources.platform.errors import MalformedResponseError, PagingLoopError
+from sources.platform_client.errors import MalformedResponseError, PagingLoopError
 
 ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
 
@@ -25,11 +22,20 @@ ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
 class Page:
     """One page of a paged list; `items_per_page` is the size the server used, not the one asked for."""
 
-    items: Batch  # the decoded JSON objects, or the table a helper packed them into (`offload.py`)
+    # The decoded JSON objects; or what a `decode` function of `PlatformClient.paginate` made of them
+    # (the source's helper processes pack them into an Arrow table: `sources/platform/fastpath/`).
+    items: list[dict[str, Any]]
     page: int
     pages: int
     total_items: int
     items_per_page: int
+
+    def repeats(self, other: Page) -> bool:
+        """Whether this page holds the same records as `other`. Lists are compared as they are: two
+        different pages differ in their first item, so this costs one comparison per page (a hash of
+        every page's items was a fiftieth of the extract's time). A page of another kind of items says
+        itself how it compares (`fastpath.batches.PackedPage`)."""
+        return type(self.items) is type(other.items) and self.items == other.items
 
 
 def _as_count(value: object) -> int | None:
@@ -93,7 +99,7 @@ class PageWalk:
         self._requested = self.first
         self._zero_based: bool | None = None
         self._last_number: int | None = None
-        self._last_items: Batch | None = None
+        self._last_page: Page | None = None
         self._next: int | None = None
         self._probed_zero = False
 
@@ -121,9 +127,9 @@ class PageWalk:
         if self._last_number is not None and page.page <= self._last_number:
             raise self._loop(f"page {page.page} after page {self._last_number}")
         if len(page.items):
-            if self._last_items is not None and _same_items(page.items, self._last_items):
+            if self._last_page is not None and page.repeats(self._last_page):
                 raise self._loop(f"page {page.page} repeats the items of page {self._last_number}")
-            self._last_items = page.items
+            self._last_page = page
         self._last_number = page.page
         if not len(page.items):
             if not self._zero_based and page.page >= 1 and page.page == page.pages and page.total_items:
@@ -147,18 +153,3 @@ class PageWalk:
     def zero_probe(self) -> bool:
         """Whether the current request is the page-0 probe (its envelope page must be 0)."""
         return self._probed_zero and self._requested == 0
-
-
-def _same_items(items: Batch, other: Batch) -> bool:
-    """Whether two pages hold the same records. Lists are compared as they are: two different pages
-    differ in their first item, so this costs one comparison per page (a hash of every page's items was
-    a fiftieth of the extract's time). Tables are compared without their row ids, random per row."""
-    if isinstance(items, pa.Table) and isinstance(other, pa.Table):
-        if items.num_rows != other.num_rows:
-            return False
-        ignored = [C_DLT_ID] if C_DLT_ID in items.column_names else []
-        records, others = items.drop_columns(ignored), other.drop_columns(ignored)
-        return records.slice(0, 1).equals(others.slice(0, 1)) and records.equals(others)
-    if isinstance(items, list) and isinstance(other, list):
-        return items == other
-    return False

@@ -1,0 +1,65 @@
+"""The source's resources, one module per area of the API; each declares its resources (`stream.Stream`)
+beside the readers that walk them.
+
+| module | resources |
+|---|---|
+| `store.py` | products, product_campaigns, product_partners, affiliations, subscriptions |
+| `sales.py` | sales (sale details; the ids come through `sale_ids.py`) |
+| `financial.py` | transfers, fiscal_documents |
+| `events.py` | events, event_attendees |
+| `learning.py` | enrollments, deliveries, lesson_comments |
+| `community.py` | community_top_posts, community_commenters |
+| `webhooks.py` | webhook_origins |
+
+`context.py` holds what the readers share (the client, settings, the run's report) and the walk of a
+whole paged list.
+"""
+
+from __future__ import annotations
+
+from sources.platform.models import register_resource
+from sources.platform.resources.community import COMMUNITY_COMMENTERS, COMMUNITY_TOP_POSTS
+from sources.platform.resources.events import EVENT_ATTENDEES, EVENTS
+from sources.platform.resources.financial import FISCAL_DOCUMENTS, TRANSFERS
+from sources.platform.resources.learning import DELIVERIES, ENROLLMENTS, LESSON_COMMENTS
+from sources.platform.resources.sales import SALES
+from sources.platform.resources.store import (
+    AFFILIATIONS,
+    PRODUCT_CAMPAIGNS,
+    PRODUCT_PARTNERS,
+    PRODUCTS,
+    SUBSCRIPTIONS,
+)
+from sources.platform.resources.stream import Stream
+from sources.platform.resources.webhooks import WEBHOOK_ORIGINS
+
+# In the order dlt extracts them, the one list of the source's resources.
+STREAMS: dict[str, Stream] = {
+    stream.name: stream
+    for stream in (
+        PRODUCTS,
+        PRODUCT_CAMPAIGNS,
+        PRODUCT_PARTNERS,
+        AFFILIATIONS,
+        TRANSFERS,
+        SUBSCRIPTIONS,
+        SALES,
+        FISCAL_DOCUMENTS,
+        EVENTS,
+        EVENT_ATTENDEES,
+        ENROLLMENTS,
+        DELIVERIES,
+        COMMUNITY_TOP_POSTS,
+        COMMUNITY_COMMENTERS,
+        LESSON_COMMENTS,
+        WEBHOOK_ORIGINS,
+    )
+}
+
+# The resources read whole, when due (`rescan.py`).
+FULL_SCANS: tuple[str, ...] = tuple(name for name, stream in STREAMS.items() if stream.full_scan)
+
+for _stream in STREAMS.values():  # names the table of each model in messages about its records
+    register_resource(_stream.name, _stream.model)
+
+__all__ = ["FULL_SCANS", "STREAMS", "Stream"]

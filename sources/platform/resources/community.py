@@ -1,0 +1,79 @@
+"""Community: snapshots of each configured community's most commented posts and of its commenters
+(spec 4.14, 4.18)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sources.platform import models
+from sources.platform.fastpath.batches import Rows
+from sources.platform.resources.context import SourceContext
+from sources.platform.resources.stream import BIGINT_KEY, Stream
+from sources.platform_client.errors import NotFoundError, PermissionDeniedError
+
+# Each snapshot row says which community, over how many days, and when it was taken.
+SNAPSHOT_COLUMNS = {
+    "community_id": BIGINT_KEY,
+    "days": BIGINT_KEY,
+    "snapshot_at": {"data_type": "timestamp", "timezone": True, "nullable": False},
+}
+
+
+def _communities(ctx: SourceContext) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """Each configured community: its id, its path parameters and the columns its snapshot rows get."""
+    days = ctx.settings.community_days
+    for community_id in ctx.settings.community_ids:
+        extra = {"community_id": community_id, "days": days, "snapshot_at": ctx.snapshot_at}
+        yield community_id, {"communityId": community_id}, extra
+
+
+def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+    """The five most commented posts of each community, stamped with this run's snapshot time."""
+    for community_id, path, extra in _communities(ctx):
+        params = {"days": ctx.settings.community_days}
+        try:
+            answer = ctx.client.request(stream.operation, path_params=path, params=params)
+        except NotFoundError:
+            continue  # "no posts with comments to show": an empty snapshot, not an error
+        except PermissionDeniedError as exc:
+            ctx.report.warn(f"community {community_id} was not read: {exc}")
+            continue
+        yield ctx.parse(stream, answer.get("items") or [], extra)
+
+
+def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+    """The members who commented in each community, stamped with this run's snapshot time."""
+    for community_id, path, extra in _communities(ctx):
+        params = {"days": ctx.settings.community_days}
+        try:
+            for page in ctx.client.paginate(stream.operation, path_params=path, params=params):
+                yield ctx.parse(stream, page.items, extra)
+        except PermissionDeniedError as exc:
+            ctx.report.warn(f"community {community_id} was not read: {exc}")
+
+
+COMMUNITY_TOP_POSTS = Stream(
+    "community_top_posts",
+    "top_commented_posts",
+    models.CommunityPost,
+    ("community_id", "id", "snapshot_at"),
+    "append",
+    read=read_top_posts,
+    extra_columns=SNAPSHOT_COLUMNS,
+    description="The five most commented posts of each community, a snapshot appended every rescan_hours.",
+    full_scan=True,
+    fans_out=True,
+)
+COMMUNITY_COMMENTERS = Stream(
+    "community_commenters",
+    "list_community_commenters",
+    models.CommunityMember,
+    ("community_id", "id", "snapshot_at"),
+    "append",
+    read=read_commenters,
+    extra_columns=SNAPSHOT_COLUMNS,
+    description="Members who commented in each community, a snapshot appended every rescan_hours.",
+    full_scan=True,
+    fans_out=True,
+)

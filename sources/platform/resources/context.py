@@ -1,0 +1,169 @@
+"""What the readers of one source instance share (`SourceContext`), and the walk of a whole paged list.
+
+Every reader yields one batch per page (its rows, or the Arrow table a helper process packed them into:
+`fastpath/`), so nothing larger than a page is held in memory (except the small per-product snapshots,
+which must be complete before they replace a table).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import dlt
+import pyarrow as pa
+
+from sources.platform.extraction import current_load_id, sales_selected, selected_resources
+from sources.platform.fastpath.batches import Batch, Rows, values_at
+from sources.platform.fastpath.columnar import packed_pages
+from sources.platform.fastpath.offload import PageDecoder
+from sources.platform.fastpath.page_decoding import DecodedPage, PageJob
+from sources.platform.records import RecordReader
+from sources.platform.report import RunReport
+from sources.platform.resources.sale_ids import (
+    SaleIdQueue,
+    SaleLedger,
+    keep_pending_sale_ids,
+    pending_sale_ids,
+)
+from sources.platform.resources.stream import Stream
+from sources.platform.settings import SourceSettings
+from sources.platform_client.client import PageDecode, PlatformClient
+from sources.platform_client.operations import OPERATIONS_BY_NAME
+from sources.platform_client.paging import Page
+
+
+@dataclass
+class SourceContext:
+    """What the readers of one source instance share: one client, the settings, the run's report."""
+
+    client: PlatformClient
+    settings: SourceSettings
+    report: RunReport
+    sale_ids: SaleIdQueue
+    snapshot_at: datetime
+    records: RecordReader
+    streams: Mapping[str, Stream]  # the source's resources by name (`resources/__init__.py`)
+    decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
+    _finished: set[str] = field(default_factory=set)
+    _pending_sales: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _known_sales: set[str] | None = None  # the destination's sale ids, read when first needed
+
+    def parse(self, stream: Stream, items: Iterable[Any], extra: Mapping[str, Any] | None = None) -> Rows:
+        """The rows of a page's records (`records.RecordReader`)."""
+        return [row for row, _ in self.records.read(stream, items, extra)]
+
+    def offload(
+        self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None
+    ) -> PageDecode | None:
+        """How a walk over the stream's pages hands them to the helper processes (`offload.py`), if it
+        can: the stream's model is flat and pages are packed into Arrow tables. The rows whose `cursor`
+        field departs from the spec come back apart (`DecodedPage.cursor_departed`)."""
+        decoder = self.decoder
+        if decoder is None or not self.settings.arrow_pages:
+            return None
+        if stream.columnar_layout() is None:
+            return None
+        load_id = current_load_id()
+
+        def decode(content: bytes, number: int) -> Page | None:
+            if number < decoder.from_page:
+                return None
+            tolerant = not self.settings.strict
+            job = PageJob(stream, number, content, extra, load_id, tolerant, cursor)
+            return decoder.decode(job)
+
+        return decode
+
+    def batches(
+        self, stream: Stream, page: Page, extra: Mapping[str, Any] | None = None
+    ) -> tuple[list[Batch], Rows]:
+        """The page's rows; or, if a helper process decoded it, its table and the rows it left as rows
+        (with their departures recorded here). Apart: the rows whose cursor field departed, which must
+        be loaded but not shown to the cursor (only a helper's page has any)."""
+        if not isinstance(page.items, pa.Table):
+            return [self.parse(stream, page.items, extra)], []
+        if isinstance(page, DecodedPage):
+            for record_id, departures in page.departures:
+                self.report.departures.record(stream.name, record_id, departures)
+            return [page.items, *([page.leftover] if page.leftover else [])], page.cursor_departed
+        return [page.items], []
+
+    def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
+        """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
+        row by row) and `arrow_pages` is on, else as they are; see `models/columnar.py`."""
+        layout = stream.columnar_layout() if self.settings.arrow_pages else None
+        return packed_pages(layout, pages, current_load_id())
+
+    def finished(self, resource: str) -> None:
+        """Note that a resource's reader is done; once all selected ones are, the helpers stop (they would
+        only hold memory through normalize and load)."""
+        if self.decoder is None:
+            return
+        selected = selected_resources()
+        with self._lock:
+            self._finished.add(resource)
+            done = selected is not None and selected <= self._finished
+        if done:
+            self.decoder.close()
+
+    def missing_scopes(self, stream: Stream) -> list[str]:
+        granted = self.settings.granted_scopes
+        if granted is None:
+            return []
+        return [scope for scope in OPERATIONS_BY_NAME[stream.operation].scopes if scope not in granted]
+
+    def offer_sale_ids(self, stream: Stream, batch: Batch) -> None:
+        """Hand the sale ids of a batch to `sales` (`Stream.sale_ids_at`)."""
+        path = stream.sale_ids_at
+        if not path:
+            return
+        if sales_selected():
+            self.sale_ids.offer(values_at(batch, path))
+        else:
+            self._keep_sale_ids_pending(values_at(batch, path))
+
+    def _keep_sale_ids_pending(self, ids: Iterable[Any]) -> None:
+        """An extract without `sales` (`--resources event_attendees`) moves its producers' cursors past
+        the sales they reference: the ids the destination does not hold yet join `sales`' pending ids
+        (`commit_pending_sales`), committed with this extract, so the next run with `sales` fetches them."""
+        with self._lock:
+            if self._known_sales is None:
+                self._known_sales = set(SaleLedger.from_destination(0, 0, time.time()).known)
+            self._pending_sales.update(str(i) for i in ids if i not in (None, ""))
+
+    def commit_pending_sales(self) -> None:
+        """Write the ids kept by `_keep_sale_ids_pending` into `sales`' state, once per producer (sorting
+        the whole list on every page was quadratic: minutes at a million fiscal documents)."""
+        with self._lock:  # producers end in their own threads: one read-modify-write at a time
+            fresh, self._pending_sales = self._pending_sales, set()
+            fresh.difference_update(self._known_sales or ())
+            if fresh:
+                sales = dlt.current.source_state().setdefault("resources", {}).setdefault("sales", {})
+                fresh.update(pending_sale_ids(sales))
+                keep_pending_sale_ids(sales, fresh)
+
+
+def scope_message(stream: Stream, missing: list[str]) -> str:
+    return (
+        f"the token was not granted the scope {', '.join(missing)} that {stream.name} needs "
+        f"({stream.operation}); authorize the application again with it and run `platform-sync auth`"
+    )
+
+
+def read_all(
+    ctx: SourceContext,
+    stream: Stream,
+    params: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Iterator[Batch]:
+    """Full scan of a paged list: the reader of the whole lists, and the walk of several readers."""
+    decode = ctx.offload(stream, extra)
+    for page in ctx.client.paginate(stream.operation, params=dict(params or {}), decode=decode):
+        batches, _ = ctx.batches(stream, page, extra)  # no cursor: no row is set apart
+        yield from batches

@@ -1,0 +1,84 @@
+"""Learning: the schools' enrollments and deliveries, and the courses' lesson comments
+(spec 4.3, 4.9, 4.19)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sources.platform import models
+from sources.platform.fastpath.batches import Batch, Rows
+from sources.platform.resources.context import SourceContext, read_all
+from sources.platform.resources.stream import TEXT_KEY, Stream
+from sources.platform_client.errors import NotFoundError
+
+
+def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+    """The enrollments of each configured student of each school (the API cannot list students)."""
+    for school in ctx.settings.schools:
+        for student in school.student_slugs:
+            path = {"teamSlug": school.team_slug, "studentSlug": student}
+            extra = {"team_slug": school.team_slug, "student_slug": student}
+            try:
+                for page in ctx.client.paginate(stream.operation, path_params=path):
+                    yield ctx.parse(stream, page.items, extra)
+            except NotFoundError as exc:
+                ctx.report.warn(f"student {student} of school {school.team_slug} was not found: {exc}")
+
+
+def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+    """The configured deliveries of each school, one request each."""
+    for school in ctx.settings.schools:
+        for delivery_id in school.delivery_ids:
+            path = {"slug": school.team_slug, "deliveryId": delivery_id}
+            try:
+                delivery = ctx.client.request(stream.operation, path_params=path)
+            except NotFoundError as exc:
+                ctx.report.warn(f"delivery {delivery_id} of school {school.team_slug} was not found: {exc}")
+                continue
+            yield ctx.parse(stream, [delivery], {"team_slug": school.team_slug})
+
+
+def read_lesson_comments(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
+    """All comments, or those of the configured courses (then stamped with their `course_id`, which the
+    API's comment does not carry)."""
+    if not ctx.settings.course_ids:
+        yield from read_all(ctx, stream)
+    for course_id in ctx.settings.course_ids:
+        yield from read_all(ctx, stream, {"courseId": course_id}, {"course_id": course_id})
+
+
+ENROLLMENTS = Stream(
+    "enrollments",
+    "list_enrollments",
+    models.Enrollment,
+    ("team_slug", "student_slug", "course__name"),
+    "merge",
+    read=read_enrollments,
+    extra_columns={"team_slug": TEXT_KEY, "student_slug": TEXT_KEY},
+    description="Enrollments of the configured students of each school, every rescan_hours.",
+    full_scan=True,
+    fans_out=True,
+)
+DELIVERIES = Stream(
+    "deliveries",
+    "delivery_details",
+    models.Delivery,
+    ("team_slug", "id"),
+    "merge",
+    read=read_deliveries,
+    extra_columns={"team_slug": TEXT_KEY},
+    description="Configured deliveries of each school, every rescan_hours.",
+    full_scan=True,
+    fans_out=True,
+)
+LESSON_COMMENTS = Stream(
+    "lesson_comments",
+    "list_lesson_comments",
+    models.LessonComment,
+    ("id",),
+    "merge",
+    read=read_lesson_comments,
+    extra_columns={"course_id": {"data_type": "bigint", "nullable": True}},
+    description="Lesson comments, read whole (every run while cheap; flags change), merged on id.",
+    full_scan=True,
+)

@@ -1,0 +1,27 @@
+"""Webhooks: the origins configured to send events, and their event kinds (spec 4.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sources.platform import models
+from sources.platform.fastpath.batches import Rows
+from sources.platform.resources.context import SourceContext
+from sources.platform.resources.stream import Stream
+
+
+def read_webhook_origins(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+    """Every origin, in one unpaged request."""
+    yield ctx.parse(stream, ctx.client.request(stream.operation))
+
+
+WEBHOOK_ORIGINS = Stream(
+    "webhook_origins",
+    "list_webhook_origins",
+    models.WebhookOrigin,
+    ("id",),
+    "replace",
+    read=read_webhook_origins,
+    description="Webhook origins and their event kinds, replaced (every run while cheap).",
+    full_scan=True,
+)
