@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-community_commenters as (
-
-    {{ platform_source_select(raw_community_commenters, community_commenters_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -29,8 +23,7 @@ renamed as (
         {{ platform_col(cols, 'title', 'string', 'source') }} as post_title
 
     from source
-    inner join community_commenters
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(community_commenters_cols, '_dlt_id', 'string', 'community_commenters') }}
+    {{ platform_parent_join('community_commenters', raw_community_commenters, community_commenters_cols, cols) }}
 
 ),
 

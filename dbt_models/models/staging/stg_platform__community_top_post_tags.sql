@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-community_top_posts as (
-
-    {{ platform_source_select(raw_community_top_posts, community_top_posts_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -27,8 +21,7 @@ renamed as (
         {{ platform_col(cols, 'value', 'string', 'source') }} as tag
 
     from source
-    inner join community_top_posts
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(community_top_posts_cols, '_dlt_id', 'string', 'community_top_posts') }}
+    {{ platform_parent_join('community_top_posts', raw_community_top_posts, community_top_posts_cols, cols) }}
 
 ),
 

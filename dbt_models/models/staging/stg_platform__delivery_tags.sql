@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-deliveries as (
-
-    {{ platform_source_select(raw_deliveries, deliveries_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -26,8 +20,7 @@ renamed as (
         {{ platform_col(cols, 'value', 'string', 'source') }} as tag
 
     from source
-    inner join deliveries
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(deliveries_cols, '_dlt_id', 'string', 'deliveries') }}
+    {{ platform_parent_join('deliveries', raw_deliveries, deliveries_cols, cols) }}
 
 ),
 

@@ -11,12 +11,6 @@ with source as (
 
 ),
 
-departures as (
-
-    {{ platform_source_select(raw_departures, departures_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -33,8 +27,7 @@ renamed as (
         {{ platform_col(cols, 'records', 'int', 'source') }} as count_records
 
     from source
-    inner join departures
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(departures_cols, '_dlt_id', 'string', 'departures') }}
+    {{ platform_parent_join('departures', raw_departures, departures_cols, cols) }}
 
 )
 

@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-event_attendees as (
-
-    {{ platform_source_select(raw_event_attendees, event_attendees_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -25,8 +19,7 @@ renamed as (
         {{ platform_col(cols, 'value', 'string', 'source') }} as tag
 
     from source
-    inner join event_attendees
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(event_attendees_cols, '_dlt_id', 'string', 'event_attendees') }}
+    {{ platform_parent_join('event_attendees', raw_event_attendees, event_attendees_cols, cols) }}
 
 ),
 

@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-events as (
-
-    {{ platform_source_select(raw_events, events_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -25,8 +19,7 @@ renamed as (
         {{ platform_col(cols, 'value', 'string', 'source') }} as transmission_link_url
 
     from source
-    inner join events
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(events_cols, '_dlt_id', 'string', 'events') }}
+    {{ platform_parent_join('events', raw_events, events_cols, cols) }}
 
 ),
 

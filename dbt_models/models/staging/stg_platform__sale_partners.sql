@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-sales as (
-
-    {{ platform_source_select(raw_sales, sales_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -30,8 +24,7 @@ renamed as (
         {{ platform_col(cols, 'net_gain__currency', 'string', 'source') }} as net_gain_currency
 
     from source
-    inner join sales
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(sales_cols, '_dlt_id', 'string', 'sales') }}
+    {{ platform_parent_join('sales', raw_sales, sales_cols, cols) }}
 
 ),
 

@@ -11,18 +11,6 @@ with source as (
 
 ),
 
-subscription_products as (
-
-    {{ platform_source_select(raw_subscription_products, subscription_products_cols) }}
-
-),
-
-subscriptions as (
-
-    {{ platform_source_select(raw_subscriptions, subscriptions_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -35,10 +23,8 @@ renamed as (
         {{ platform_col(cols, 'value', 'string', 'source') }} as delivery_type
 
     from source
-    inner join subscription_products
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(subscription_products_cols, '_dlt_id', 'string', 'subscription_products') }}
-    inner join subscriptions
-        on {{ platform_col(subscription_products_cols, '_dlt_parent_id', 'string', 'subscription_products') }} = {{ platform_col(subscriptions_cols, '_dlt_id', 'string', 'subscriptions') }}
+    {{ platform_parent_join('subscription_products', raw_subscription_products, subscription_products_cols, cols) }}
+    {{ platform_parent_join('subscriptions', raw_subscriptions, subscriptions_cols, subscription_products_cols, child_alias='subscription_products') }}
 
 ),
 

@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-subscriptions as (
-
-    {{ platform_source_select(raw_subscriptions, subscriptions_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -30,8 +24,7 @@ renamed as (
         {{ platform_col(cols, 'membership_fee__currency', 'string', 'source') }} as membership_fee_currency
 
     from source
-    inner join subscriptions
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(subscriptions_cols, '_dlt_id', 'string', 'subscriptions') }}
+    {{ platform_parent_join('subscriptions', raw_subscriptions, subscriptions_cols, cols) }}
 
 ),
 

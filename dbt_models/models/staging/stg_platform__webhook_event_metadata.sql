@@ -11,18 +11,6 @@ with source as (
 
 ),
 
-webhook_events as (
-
-    {{ platform_source_select(raw_webhook_events, webhook_events_cols) }}
-
-),
-
-webhook_origins as (
-
-    {{ platform_source_select(raw_webhook_origins, webhook_origins_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -35,10 +23,8 @@ renamed as (
         {{ platform_col(cols, 'value', 'string', 'source') }} as field_name
 
     from source
-    inner join webhook_events
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(webhook_events_cols, '_dlt_id', 'string', 'webhook_events') }}
-    inner join webhook_origins
-        on {{ platform_col(webhook_events_cols, '_dlt_parent_id', 'string', 'webhook_events') }} = {{ platform_col(webhook_origins_cols, '_dlt_id', 'string', 'webhook_origins') }}
+    {{ platform_parent_join('webhook_events', raw_webhook_events, webhook_events_cols, cols) }}
+    {{ platform_parent_join('webhook_origins', raw_webhook_origins, webhook_origins_cols, webhook_events_cols, child_alias='webhook_events') }}
 
 ),
 

@@ -9,12 +9,6 @@ with source as (
 
 ),
 
-webhook_origins as (
-
-    {{ platform_source_select(raw_webhook_origins, webhook_origins_cols) }}
-
-),
-
 renamed as (
 
     select
@@ -26,8 +20,7 @@ renamed as (
         {{ platform_col(cols, 'description', 'string', 'source') }} as event_description
 
     from source
-    inner join webhook_origins
-        on {{ platform_col(cols, '_dlt_parent_id', 'string', 'source') }} = {{ platform_col(webhook_origins_cols, '_dlt_id', 'string', 'webhook_origins') }}
+    {{ platform_parent_join('webhook_origins', raw_webhook_origins, webhook_origins_cols, cols) }}
 
 ),
 
