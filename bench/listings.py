@@ -3,8 +3,9 @@
 The floor and the generic `rest_api` source are given exactly these listings (path and query, then pages
 1..`pages` of 100 items), so the three contenders read the same pages. They mirror the source's readers
 (`sources/platform/resources/`) on a first run with the default settings: the same date windows (from
-`sources.platform_client.windows`), the same start date, one listing per configured event, community and student. Sale details (one request per
-sale) and the per-product, per-event and per-delivery lookups are not paged lists and are left out.
+`sources.platform_client.windows`), the same start date, one listing per configured event, community
+and student. Sale details (one request per sale) and the per-product, per-event and per-delivery lookups
+are not paged lists and are left out.
 """
 
 from __future__ import annotations
