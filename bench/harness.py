@@ -125,6 +125,13 @@ def run_worker(
     return result
 
 
+def drop_databases(workdir: Path) -> None:
+    """Delete a run's DuckDB files once its figures are taken, so that the runs of a benchmark do not
+    pile up on disk."""
+    for path in workdir.glob("*.duckdb*"):
+        path.unlink(missing_ok=True)
+
+
 @dataclass
 class PageServer:
     url: str

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +19,22 @@ import pendulum
 
 from bench import harness
 from bench.listings import LIST_RESOURCES, listings, source_options
+from bench.progress import log
+from bench.recording import page_store, record
+from bench.settings import NO_PACING, world_scale_for
 from bench.stats import median, paired_ratios, ratio
 
 DRIFT = 0.03
-TOLERANCE_MAX = 1.10  # the issue's target: the tolerant path costs at most 10% of the throughput
 
 
 def run_tolerance(options: argparse.Namespace, target_rows: int, work: Path) -> dict[str, Any]:
     """Our sync on exact pages and on drifting pages, `options.tolerance_runs` times each, in turns."""
-    from bench.cli import NO_PACING, WORK, log, record, world_scale_for
     from sandbox.testing import running_sandbox_process
 
     scale = world_scale_for(target_rows)
     log(f"tolerance at {target_rows:,} rows: exact pages against pages drifting at {DRIFT:g}")
-    stores: dict[str, Path | None] = {
-        name: None
-        if options.no_store
-        else WORK / "pages" / f"seed{options.seed}-scale{scale}-{harness.world_fingerprint()}{suffix}"
+    stores = {
+        name: page_store(options, scale, suffix)
         for name, suffix in (("exact", ""), ("drifting", f"-drift{DRIFT:g}"))
     }
     out: dict[str, Any] = {"target_rows": target_rows, "world_scale": scale, "drift": DRIFT}
@@ -82,10 +80,3 @@ def run_tolerance(options: argparse.Namespace, target_rows: int, work: Path) -> 
     out["items"] = {name: median(run[name].get("items") for run in runs) for name in ("exact", "drifting")}
     out["ratios"] = {"drifting_over_exact": paired_ratios(runs, "drifting", "exact")}
     return out
-
-
-def tolerance_ratio(figures: Mapping[str, Any]) -> float | None:
-    """Median time of the sync on drifting pages over the same sync on exact pages, run by run."""
-    tolerance = figures.get("tolerance") or {}
-    value = ((tolerance.get("ratios") or {}).get("drifting_over_exact") or {}).get("median")
-    return float(value) if value is not None else None
