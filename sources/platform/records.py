@@ -67,6 +67,7 @@ class RecordReader:
         key) goes to the quarantine."""
         out = []
         cursor_path = ".".join(cursor) if cursor else None
+        paths = key_paths(stream)
         for item in items:
             departures: list[Departure] = []
             try:
@@ -78,7 +79,7 @@ class RecordReader:
                     raise
                 self.log.quarantine(stream.name, "not a JSON object", None, item, self.redact)
                 continue
-            record_id, unkeyed = record_key(stream, item)
+            record_id, unkeyed = _record_key(paths, item)
             if unkeyed:
                 self.log.quarantine(stream.name, unkeyed, record_id, item, self.redact)
                 continue
@@ -108,8 +109,17 @@ def record_key(stream: RecordShape, record: Any) -> tuple[str | None, str | None
     """The key of a record as the API sent it (its key fields joined by `/`), and why it cannot be
     keyed, if it cannot: a key field missing, null, empty or of another shape than a string or an
     integer. The key columns that config adds (`extra_columns`) are not the record's."""
+    return _record_key(key_paths(stream), record)
+
+
+def key_paths(stream: RecordShape) -> tuple[tuple[str, ...], ...]:
+    """The API paths of the key columns that come from the resource's records."""
+    return _key_paths(stream.model, stream.primary_key, frozenset(stream.extra_columns))
+
+
+def _record_key(paths: tuple[tuple[str, ...], ...], record: Any) -> tuple[str | None, str | None]:
     parts = []
-    for path in _key_paths(stream.model, stream.primary_key, frozenset(stream.extra_columns)):
+    for path in paths:
         value: Any = record
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None

@@ -1,4 +1,4 @@
-"""The spec's shapes now live in `sandbox/spec_shapes.py` (the drift injector reads them at run time).
+"""The spec's shapes now live in `sandbox/spec_shapes/` (the drift injector reads them at run time).
 
 Re-exported here so the tests keep importing `spec_shapes` as before.
 """

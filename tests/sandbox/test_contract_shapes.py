@@ -1,6 +1,6 @@
 """Every operation's answer has the spec's part 2 shape, over the synthetic world, through real HTTP.
 
-Skipped until `sandbox.world.SyntheticWorld` imports. The tables live in `spec_shapes.py`.
+Skipped until `sandbox.world.SyntheticWorld` imports. The tables live in `sandbox/spec_shapes/`.
 """
 
 from __future__ import annotations
