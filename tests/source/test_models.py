@@ -16,7 +16,6 @@ from dlt.common.normalizers.naming.snake_case import NamingConvention
 
 from sources.platform.models import (
     ENUMS,
-    RESOURCES,
     ApiModel,
     Attendee,
     Departure,
@@ -36,6 +35,7 @@ from sources.platform.models import (
     parse_record,
     parse_timestamp,
 )
+from sources.platform.resources import STREAMS
 
 TS = "2026-05-01T12:30:00.123Z"
 TS_UTC = datetime(2026, 5, 1, 12, 30, 0, 123000, tzinfo=UTC)
@@ -369,7 +369,7 @@ RECORD_OF_TABLE = {
     "community_commenters": "community_member",
     "lesson_comments": "lesson_comment",
 }
-ALL = [(RESOURCES[table], name) for table, name in RECORD_OF_TABLE.items()]
+ALL = [(STREAMS[table].model, name) for table, name in RECORD_OF_TABLE.items()]
 ALL += [(Token, "token"), (ManualAttendee, "manual_attendee")]
 IDS = [model.__name__ for model, _ in ALL]
 MODELS = {name: model for model, name in ALL}
@@ -379,7 +379,7 @@ MODELS = {name: model for model, name in ALL}
 
 
 def test_every_resource_has_a_record() -> None:
-    assert set(RECORD_OF_TABLE) == set(RESOURCES)
+    assert set(RECORD_OF_TABLE) == set(STREAMS)
 
 
 @pytest.mark.parametrize(("model", "name"), ALL, ids=IDS)
@@ -695,7 +695,7 @@ def test_enum_cases_cover_every_enum() -> None:
     assert all(len(values) == len(set(values)) for values in ENUMS.values())
     raw = record("fiscal_document")
     raw["document"]["status"] = "somethingNew"
-    assert parse_record(RESOURCES["fiscal_documents"], raw)["document"]["status"] == "somethingNew"
+    assert parse_record(STREAMS["fiscal_documents"].model, raw)["document"]["status"] == "somethingNew"
 
 
 @pytest.mark.parametrize(("name", "dotted", "key"), ENUM_CASES, ids=[f"{c[0]}.{c[1]}" for c in ENUM_CASES])
@@ -894,8 +894,9 @@ def test_nested_hints_of_lists() -> None:
         "value": {"name": "value", "data_type": "text", "nullable": True}
     }
     assert _child(TicketedEvent, "tickets", "lots")["value"]["data_type"] == "decimal"
-    assert set(nested_hints_for(RESOURCES["subscriptions"])) == {("products",), ("products", "deliveries")}
-    assert set(nested_hints_for(RESOURCES["webhook_origins"])) == {("events",), ("events", "metadata")}
+    subscription_lists = {("products",), ("products", "deliveries")}
+    assert set(nested_hints_for(STREAMS["subscriptions"].model)) == subscription_lists
+    assert set(nested_hints_for(STREAMS["webhook_origins"].model)) == {("events",), ("events", "metadata")}
 
 
 DUCKDB_TYPES = {

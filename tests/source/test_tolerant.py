@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sources.platform.cursor import Cursor
 from sources.platform.departures import DepartureLog
-from sources.platform.models import KINDS, RESOURCES, Departure, RecordValidationError, parse_record
+from sources.platform.models import KINDS, Departure, RecordValidationError, parse_record
 from sources.platform.records import RecordReader, new_rows, record_key
 from sources.platform.resources import STREAMS
 from tests.source.test_models import RECORD_OF_TABLE, record
@@ -97,7 +97,7 @@ def _departures_of(model: Any, raw: dict[str, Any]) -> list[Departure]:
 def test_a_record_that_departs_in_nothing_reads_alike_both_ways(table: str) -> None:
     from sources.platform.models.tolerant import read_tolerantly
 
-    model, raw = RESOURCES[table], record(RECORD_OF_TABLE[table])
+    model, raw = STREAMS[table].model, record(RECORD_OF_TABLE[table])
     assert read_tolerantly(model, raw) == (parse_record(model, raw), [])
 
 

@@ -43,27 +43,7 @@ from .products import Affiliation, Campaign, Partner, Product
 from .store import Sale, SaleItem, SaleParty, Subscription, SubscriptionProduct
 from .tolerant import KINDS, Departure
 
-# The table each record model is loaded into (docs/contracts.md part 4); used in messages.
-RESOURCES: dict[str, type[ApiModel]] = {
-    "products": Product,
-    "product_campaigns": Campaign,
-    "product_partners": Partner,
-    "affiliations": Affiliation,
-    "transfers": Transfer,
-    "subscriptions": Subscription,
-    "sales": Sale,
-    "fiscal_documents": FiscalDocument,
-    "events": TicketedEvent,
-    "event_attendees": Attendee,
-    "enrollments": Enrollment,
-    "deliveries": Delivery,
-    "community_top_posts": CommunityPost,
-    "community_commenters": CommunityMember,
-    "lesson_comments": LessonComment,
-    "webhook_origins": WebhookOrigin,
-}
-for _name, _model in RESOURCES.items():
-    register_resource(_name, _model)
+# The tables of the source's resources are named by their declarations (`resources/__init__.py`).
 register_resource("token", Token)
 register_resource("manual_attendee", ManualAttendee)
 
@@ -71,7 +51,6 @@ __all__ = [
     "DepartingRecord",
     "ENUMS",
     "KINDS",
-    "RESOURCES",
     "TIMESTAMP_FORMS",
     "Affiliation",
     "Amount",
