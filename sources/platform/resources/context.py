@@ -96,7 +96,7 @@ class SourceContext:
 
     def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
-        row by row) and `arrow_pages` is on, else as they are; see `models/columnar.py`."""
+        row by row) and `arrow_pages` is on, else as they are; see `fastpath/columnar.py`."""
         layout = stream.columnar_layout() if self.settings.arrow_pages else None
         return packed_pages(layout, pages, current_load_id())
 

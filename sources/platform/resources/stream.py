@@ -54,7 +54,7 @@ class Stream:
     newest_by: str | None = None
 
     def columnar_layout(self) -> Layout | None:
-        """How a page of this stream's rows becomes an Arrow table, if it can (`models/columnar.py`)."""
+        """How a page of this stream's rows becomes an Arrow table, if it can (`fastpath/columnar.py`)."""
         return columnar_layout(self.model, self.extra_columns, self.primary_key)
 
     def dedup_sort_column(self) -> str:
