@@ -4,12 +4,16 @@ dlt normalizes in one process by default. Our flat tables reach normalize as par
 moves, but the rows of the resources with child tables (subscriptions, event attendees) are normalized
 one by one in Python: at 1M rows that was a quarter of a sync (bench/: 34.5 s). dlt can hand the
 extracted files to a pool of processes (`normalize.workers`); it splits them between the workers by
-file (sorted by name, in equal counts), so the extract also starts a new file every
-`EXTRACT_FILE_MAX_ITEMS` rows of a table, which lets a large table synced alone be normalized by several
-workers. Measured at 1M rows with two workers: 22.4 s.
+file (sorted by name, in equal counts), so the two large tables with child tables are normalized side by
+side.
 
-Both are defaults only: `[normalize] workers` and `[extract.data_writer] file_max_items` in
-`.dlt/config.toml` (or `NORMALIZE__WORKERS`, ...) win.
+The extract writes one file per table. Starting a new file every N rows (`[sources.data_writer]
+file_max_items`) would let one large table be normalized by both workers, but measured at 1M rows
+(2026-11-25, 20,000 rows a file): normalize 13.5 s against 13.7 s, and the load 22.4 s against 11.5 s,
+because DuckDB merges a table whose staging copy was loaded from several files far more slowly. So no
+default of ours; it stays dlt's setting to choose.
+
+`[normalize] workers` in `.dlt/config.toml` (or `NORMALIZE__WORKERS`) wins over the default.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from sources.platform.fastpath.lifeline import end_with_parent
 # Two tables dominate the step and dlt hands a worker whole files: a third worker would mostly idle,
 # and each worker is a process with memory of its own.
 MAX_NORMALIZE_WORKERS = 2
-EXTRACT_FILE_MAX_ITEMS = 20_000
 
 
 def default_normalize_workers(cpu_count: int | None) -> int:
@@ -32,10 +35,8 @@ def default_normalize_workers(cpu_count: int | None) -> int:
 
 
 def parallel_normalize() -> None:
-    """Default dlt's `normalize.workers` and the extract's `data_writer.file_max_items` where they are not
-    configured."""
+    """Default dlt's `normalize.workers` where it is not configured."""
     set_default("normalize.workers", default_normalize_workers(os.cpu_count()))
-    set_default("extract.data_writer.file_max_items", EXTRACT_FILE_MAX_ITEMS)
     workers_end_with_the_sync()
 
 

@@ -1,4 +1,4 @@
-"""The sync normalizes on two cores by default, and a configured worker count or file size is kept."""
+"""The sync normalizes on two cores by default, and a configured worker count is kept."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import os
 
 import pytest
 from dlt.common.configuration import resolve_configuration
-from dlt.common.data_writers.buffered import BufferedDataWriter
 from dlt.normalize.configuration import NormalizeConfiguration
 
 from pipelines import parallelism
@@ -18,11 +17,6 @@ def _normalize_workers() -> int:
     return config.workers or 1
 
 
-def _extract_file_max_items() -> int | None:
-    spec = BufferedDataWriter.BufferedDataWriterConfiguration
-    return resolve_configuration(spec(), sections=("extract", "data_writer")).file_max_items
-
-
 @pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 2), (16, 2), (None, 1)])
 def test_one_worker_per_core_at_most_two(cores: int | None, workers: int) -> None:
     assert parallelism.default_normalize_workers(cores) == workers
@@ -30,15 +24,11 @@ def test_one_worker_per_core_at_most_two(cores: int | None, workers: int) -> Non
 
 def test_defaults_where_not_configured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NORMALIZE__WORKERS", raising=False)
-    monkeypatch.delenv("EXTRACT__DATA_WRITER__FILE_MAX_ITEMS", raising=False)
     parallelism.parallel_normalize()
     assert _normalize_workers() == parallelism.default_normalize_workers(os.cpu_count())
-    assert _extract_file_max_items() == parallelism.EXTRACT_FILE_MAX_ITEMS
 
 
 def test_configured_values_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NORMALIZE__WORKERS", "3")
-    monkeypatch.setenv("EXTRACT__DATA_WRITER__FILE_MAX_ITEMS", "500")
     parallelism.parallel_normalize()
     assert _normalize_workers() == 3
-    assert _extract_file_max_items() == 500
