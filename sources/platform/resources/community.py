@@ -20,18 +20,20 @@ SNAPSHOT_COLUMNS = {
 }
 
 
-def _communities(ctx: SourceContext) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
-    """Each configured community: its id, its path parameters and the columns its snapshot rows get."""
+def _communities(
+    ctx: SourceContext,
+) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], dict[str, Any]]]:
+    """Each configured community: its id, its path and query parameters, and the columns its snapshot
+    rows get."""
     days = ctx.settings.community_days
     for community_id in ctx.settings.community_ids:
         extra = {"community_id": community_id, "days": days, "snapshot_at": ctx.snapshot_at}
-        yield community_id, {"communityId": community_id}, extra
+        yield community_id, {"communityId": community_id}, {"days": days}, extra
 
 
 def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The five most commented posts of each community, stamped with this run's snapshot time."""
-    for community_id, path, extra in _communities(ctx):
-        params = {"days": ctx.settings.community_days}
+    for community_id, path, params, extra in _communities(ctx):
         try:
             answer = ctx.client.request(stream.operation, path_params=path, params=params)
         except NotFoundError:
@@ -44,8 +46,7 @@ def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The members who commented in each community, stamped with this run's snapshot time."""
-    for community_id, path, extra in _communities(ctx):
-        params = {"days": ctx.settings.community_days}
+    for community_id, path, params, extra in _communities(ctx):
         try:
             for page in ctx.client.paginate(stream.operation, path_params=path, params=params):
                 yield ctx.parse(stream, page.items, extra)
