@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dlt
+from dlt.common.schema import Schema
 from dlt.common.storages.exceptions import CurrentLoadPackageStateNotAvailable
+from dlt.extract.exceptions import CurrentSourceSchemaNotAvailable
 
 
 def current_load_id() -> str | None:
@@ -11,6 +13,15 @@ def current_load_id() -> str | None:
     try:
         return str(dlt.current.load_package_state()["load_id"])
     except CurrentLoadPackageStateNotAvailable:
+        return None
+
+
+def current_source_schema() -> Schema | None:
+    """The schema the extract running this reader evolves (the stored one, updated as tables arrive),
+    None outside one."""
+    try:
+        return dlt.current.source_schema()
+    except CurrentSourceSchemaNotAvailable:
         return None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 from dlt.common.normalizers.naming.snake_case import NamingConvention
@@ -210,47 +210,80 @@ def page_table(
     return packed
 
 
+class RowPacker(Protocol):
+    """Packs the rows `split_page` left as rows, where it can (`new_fields.NewFields`)."""
+
+    def pack(
+        self, rows: list[dict[str, Any]], load_id: str | None
+    ) -> tuple[pa.Table | None, list[dict[str, Any]]]: ...
+
+
 def packed_pages(
-    layout: Layout | None, pages: Iterable[list[dict[str, Any]] | pa.Table], load_id: str | None = None
+    layout: Layout | None,
+    pages: Iterable[list[dict[str, Any]] | pa.Table],
+    load_id: str | None = None,
+    new_fields: RowPacker | None = None,
 ) -> Iterator[Any]:
     """The pages' rows, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows (with the
     load id if given); the others as the rows they are. A page that arrives packed already (by a helper
     process, see ``offload.py``) is joined as it is. Within a page, the rows with a field the model does
-    not know (a field the API added) stay rows and the others are packed: one new field in one record
-    does not cost its whole page the fast path.
+    not know (a field the API added) are packed by ``new_fields`` if it can (with a column per new field),
+    else stay rows; the page's other rows are packed: one new field in one record does not cost its
+    whole page the fast path.
 
     Batches of fewer than ``FEW_ROWS`` rows (the few rows a helper sets apart from its table) are
-    gathered and packed together: packing costs about as much for one row as for a hundred."""
+    gathered and packed together (packing costs about as much for one row as for a hundred), at the
+    latest with the table they came beside: a table whose new columns arrive in its first batch is
+    written to one file (dlt starts another file when a table's columns grow)."""
     if layout is None:
         yield from pages
         return
     buffered: list[pa.Table] = []
     count = 0
     few: list[dict[str, Any]] = []
+
+    def pack(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+        nonlocal count
+        table, rest = split_page(layout, rows, load_id)
+        extended = None
+        if rest and new_fields is not None:
+            extended, rest = new_fields.pack(rest, load_id)
+        for packed in (table, extended):
+            if packed is not None:
+                buffered.append(packed)
+                count += packed.num_rows
+        if rest:
+            yield rest
+
     for rows in pages:
-        if not isinstance(rows, pa.Table) and len(rows) < FEW_ROWS:
+        if isinstance(rows, pa.Table):
+            buffered.append(rows)
+            count += rows.num_rows
+        elif len(rows) < FEW_ROWS:
             few.extend(rows)
             if len(few) < GATHERED_ROWS:
                 continue
-            rows, few = few, []
-        table, rest = (rows, []) if isinstance(rows, pa.Table) else split_page(layout, rows, load_id)
-        if rest:
-            yield rest
-        if table is None:
-            continue
-        buffered.append(table)
-        count += table.num_rows
+            gathered, few = few, []
+            yield from pack(gathered)
+        else:
+            yield from pack(rows)
         if count >= BATCH_ROWS:
-            yield pa.concat_tables(buffered)
+            if few:
+                gathered, few = few, []
+                yield from pack(gathered)
+            yield _joined(buffered)
             buffered, count = [], 0
     if few:
-        table, rest = split_page(layout, few, load_id)
-        if rest:
-            yield rest
-        if table is not None:
-            buffered.append(table)
+        yield from pack(few)
     if buffered:
-        yield pa.concat_tables(buffered)
+        yield _joined(buffered)
+
+
+def _joined(tables: list[pa.Table]) -> pa.Table:
+    """One table of the tables, those without a new column getting it as nulls."""
+    if all(table.schema.equals(tables[0].schema) for table in tables[1:]):
+        return pa.concat_tables(tables)
+    return pa.concat_tables(tables, promote_options="default")
 
 
 def split_page(

@@ -17,9 +17,15 @@ from typing import Any
 import dlt
 import pyarrow as pa
 
-from sources.platform.extraction import current_load_id, sales_selected, selected_resources
+from sources.platform.extraction import (
+    current_load_id,
+    current_source_schema,
+    sales_selected,
+    selected_resources,
+)
 from sources.platform.fastpath.batches import Batch, Rows, values_at
 from sources.platform.fastpath.columnar import packed_pages
+from sources.platform.fastpath.new_fields import NewFields
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.fastpath.page_decoding import DecodedPage, PageJob
 from sources.platform.records import RecordReader
@@ -98,7 +104,10 @@ class SourceContext:
         """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
         row by row) and `arrow_pages` is on, else as they are; see `fastpath/columnar.py`."""
         layout = stream.columnar_layout() if self.settings.arrow_pages else None
-        return packed_pages(layout, pages, current_load_id())
+        if layout is None:
+            return iter(pages)
+        new_fields = NewFields(layout, stream.name, current_source_schema())
+        return packed_pages(layout, pages, current_load_id(), new_fields)
 
     def finished(self, resource: str) -> None:
         """Note that a resource's reader is done; once all selected ones are, the helpers stop (they would
