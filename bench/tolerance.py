@@ -4,8 +4,9 @@ drifting at `DRIFT` (a share of records with nulls, unlisted values and fields, 
 
 Both page sets are recorded once (`bench.pageserver`, stored apart), then the two syncs run in turns,
 each from its own page server, so the figure is the source's own cost: the records that fail the strict
-validation are read field by field (`sources/platform/models/tolerant.py`), their pages stay rows instead
-of Arrow tables, and their departures are counted and loaded.
+validation are read field by field (`sources/platform/models/tolerant.py`), the rows with fields the
+spec does not list are packed with a column per new field (`sources/platform/fastpath/new_fields.py`),
+and their departures are counted and loaded.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from pipelines.memory import (
 from pipelines.parallelism import parallel_normalize
 from pipelines.progress import SyncProgress
 from sources.platform import RunReport, platform_source
+from sources.platform.departures import load_tables_as
 from sources.platform.freshness import table_freshness
 from sources.platform.resources import STREAMS
 from sources.platform_client.errors import ConfigurationError
@@ -134,6 +135,7 @@ def sync(
     prepare_process()
     started = time.monotonic()
     run_options: dict[str, Any] = {"loader_file_format": file_format(pipeline)}
+    load_tables_as(source, run_options["loader_file_format"])
     if full_refresh:
         run_options["refresh"] = "drop_sources"
     finish_pending_packages(pipeline, run_options["loader_file_format"])

@@ -25,6 +25,7 @@ import dlt
 from dlt.common.schema.typing import TColumnSchema
 from dlt.extract.items import DataItemWithMeta
 from dlt.extract.resource import DltResource
+from dlt.extract.source import DltSource
 
 from sources.platform.models import Departure
 
@@ -187,6 +188,18 @@ def declare_tables(resource: DltResource) -> None:
             file_format=cast(Any, ""),  # "": no file format of the resource's
         )
         resource.apply_hints(table_name=table, create_table_variant=True, columns=columns)
+
+
+def load_tables_as(source: DltSource, file_format: Any) -> None:
+    """Write the departures and quarantine tables in the run's file format (`run`'s `loader_file_format`),
+    as the resources' own tables: dlt applies that format to a resource's own table only, and the
+    tables declared by `declare_tables` would be loaded as the destination prefers (SQL inserts on
+    DuckDB, 0.6 s for the 11,000 departure values of a 1M-row sync on drifting pages)."""
+    if not file_format:
+        return
+    for resource in source.resources.values():
+        for table in (DEPARTURES_TABLE, QUARANTINE_TABLE):
+            resource.apply_hints(table_name=table, create_table_variant=True, file_format=file_format)
 
 
 _TEXT: TColumnSchema = {"data_type": "text", "nullable": True}

@@ -63,6 +63,7 @@ def test_a_drifting_api_loses_nothing_and_every_departure_is_recorded(tmp_path: 
         assert _recorded(drifted) == _expected(served)
         assert {d["kind"] for d in served} == set(KINDS) - {"malformed"}
         assert first.report.departures.summary()  # the run's summary says so
+        _assert_one_parquet_file_per_flat_table(first)
         _assert_same_data(drifted, reference, served)
         _assert_cursors_not_ahead(drifted, reference)
 
@@ -74,6 +75,19 @@ def test_a_drifting_api_loses_nothing_and_every_departure_is_recorded(tmp_path: 
         _sync(reference, exact)
         assert not second.is_partial
         _assert_same_data(drifted, reference, served + drifting.departures())
+
+
+def _assert_one_parquet_file_per_flat_table(result: SyncResult) -> None:
+    """Rows with fields the spec does not list are packed with their table (`fastpath/new_fields.py`):
+    each flat table is loaded from one file, as on exact pages; the departures in the run's format too."""
+    files: Counter[tuple[str, str]] = Counter()
+    for package in result.load_info.load_packages:
+        for job in package.jobs["completed_jobs"]:
+            files[(job.job_file_info.table_name, job.job_file_info.file_format)] += 1
+    flat = [name for name, stream in STREAMS.items() if stream.columnar_layout() is not None]
+    assert {name: files[(name, "parquet")] for name in flat} == dict.fromkeys(flat, 1)
+    departures = {fmt for (table, fmt) in files if table.startswith("_platform_departures")}
+    assert departures == {"parquet"}
 
 
 def _recorded(pipeline: dlt.Pipeline) -> dict[tuple[str, str, str], int]:

@@ -6,10 +6,11 @@ validated it; a page handed to dlt as an Arrow table is written to parquet as it
 child tables; no free maps) is packed into one Arrow table with dlt's column names. Only the container
 changes: the values are the very ones ``parse_record`` returned, typed by the model.
 
-A page is left as rows (``page_table`` returns None) when Arrow cannot carry it exactly: a field the
-models do not know (dlt adds its column, the schema evolves), a decimal with more than 9 decimals or an
-integer beyond 64 bits. Models with lists or free maps always stay rows: dlt's normalizer owns child
-tables and json columns.
+A page is left as rows (``page_table`` returns None) when Arrow cannot carry it exactly: a decimal with
+more than 9 decimals or an integer beyond 64 bits. A row with a field the models do not know is set
+apart (``split_page``) and packed with a column per new field where that column is the one dlt would make
+(``new_fields.py``), else left as a row (dlt adds its column, the schema evolves). Models with lists or
+free maps always stay rows: dlt's normalizer owns child tables and json columns.
 """
 
 from __future__ import annotations
