@@ -3,8 +3,8 @@
 dlt normalizes in one process by default. Our flat tables reach normalize as parquet files that it only
 moves, but the rows of the resources with child tables (subscriptions, event attendees) are normalized
 one by one in Python: at 1M rows that was a quarter of a sync (bench/: 34.5 s). dlt can hand the
-extracted files to a pool of processes (`normalize.workers`); it splits them between the workers by
-file (sorted by name, in equal counts), so the two large tables with child tables are normalized side by
+extracted files to a pool of processes (`normalize.workers`); the files are split between the workers by
+their work (`normalize_balance.py`), so the two large tables with child tables are normalized side by
 side.
 
 The extract writes one file per table. Starting a new file every N rows (`[sources.data_writer]
@@ -22,6 +22,7 @@ import os
 import threading
 
 from pipelines.defaults import set_default
+from pipelines.normalize_balance import balance_normalize_workers
 from sources.platform.fastpath.lifeline import end_with_parent
 
 # Two tables dominate the step and dlt hands a worker whole files: a third worker would mostly idle,
@@ -37,6 +38,7 @@ def default_normalize_workers(cpu_count: int | None) -> int:
 def parallel_normalize() -> None:
     """Default dlt's `normalize.workers` where it is not configured."""
     set_default("normalize.workers", default_normalize_workers(os.cpu_count()))
+    balance_normalize_workers()
     workers_end_with_the_sync()
 
 
