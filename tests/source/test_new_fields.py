@@ -186,14 +186,16 @@ def test_new_fields_only_dlt_can_load_as_it_would_stay_rows(value: Any, why: str
     _assert_same(database, name)
 
 
-def test_a_new_field_named_as_a_known_column_stays_a_row() -> None:
+@pytest.mark.parametrize("key", ["ID", "_dlt_id"])  # dlt names them `id` (the key's column), `_dlt_id`
+def test_a_new_field_named_as_a_known_column_stays_a_row(key: str) -> None:
     stream = STREAMS["transfers"]
     layout = columnar_layout(stream.model)
     assert layout is not None
     first, second = _rows(stream)
-    clash = {**second, "ID": "x"}  # dlt names it `id`, the key's column
-    table, rest = NewFields(layout, "transfers").pack([clash], None)
-    assert table is None and rest == [clash]
+    clash = {**second, key: "x"}
+    table, rest = NewFields(layout, "transfers").pack([first, clash], None)
+    assert table is not None and table.column("id").to_pylist() == [first["id"]]
+    assert rest == [clash]
 
 
 def test_a_table_whose_new_column_comes_late_gets_it_as_nulls_in_earlier_rows(

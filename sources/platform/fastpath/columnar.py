@@ -41,7 +41,7 @@ LOAD_ID = pa.field(C_DLT_LOAD_ID, pa.string(), nullable=False)
 DECIMAL = pa.decimal128(38, 9)
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
-_BY_DLT_TYPE: dict[str, pa.DataType] = {
+ARROW_TYPES: dict[str, pa.DataType] = {
     "bigint": pa.int64(),
     "double": pa.float64(),
     "decimal": DECIMAL,
@@ -56,7 +56,7 @@ FEW_ROWS = 20
 GATHERED_ROWS = 1_000
 
 # Failures of packing a value into its Arrow type (lost decimals, int overflow): the page stays rows.
-_PACKING_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
+PACKING_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
 
 
 class NotColumnar(TypeError):
@@ -64,11 +64,11 @@ class NotColumnar(TypeError):
 
 
 @dataclass(frozen=True)
-class _Shape:
+class RowShape:
     """The keys of one object level of a row, and the shapes of its nested objects."""
 
     keys: frozenset[str]
-    nested: tuple[tuple[str, _Shape], ...]
+    nested: tuple[tuple[str, RowShape], ...]
 
     def holds(self, row: Mapping[str, Any]) -> bool:
         """Whether the row has no key the model does not know, at any level."""
@@ -86,7 +86,7 @@ class Layout:
     """How a page of rows of one flat model becomes one Arrow table with dlt's column names."""
 
     schema: pa.Schema  # nested, the API's keys, then the extra columns: what the rows are packed into
-    shape: _Shape
+    shape: RowShape
     columns: tuple[tuple[str, str], ...]  # (dotted path in the flattened table, dlt column name)
     table_schema: pa.Schema  # the flat table handed to dlt: dlt's names, nullable as the column hints say,
     # and the row id last
@@ -115,11 +115,11 @@ def _layout(
     model: type[BaseModel], extras: tuple[tuple[str, str, bool], ...], keys: tuple[str, ...]
 ) -> Layout:
     fields, shape = _struct(model)
-    unknown = [name for name, data_type, _ in extras if data_type not in _BY_DLT_TYPE]
+    unknown = [name for name, data_type, _ in extras if data_type not in ARROW_TYPES]
     if unknown:
         raise NotColumnar(f"extra columns {unknown} have no flat Arrow type")
-    extra_fields = [pa.field(name, _BY_DLT_TYPE[data_type], nullable) for name, data_type, nullable in extras]
-    shape = _Shape(shape.keys | {f.name for f in extra_fields}, shape.nested)
+    extra_fields = [pa.field(name, ARROW_TYPES[data_type], nullable) for name, data_type, nullable in extras]
+    shape = RowShape(shape.keys | {f.name for f in extra_fields}, shape.nested)
     flat = list(_flat_fields(fields, (), ()))
     hints = columns_for(model)
     if len({name for _, name, _ in flat}) < len(flat):
@@ -137,9 +137,9 @@ def _layout(
     )
 
 
-def _struct(model: type[BaseModel]) -> tuple[list[pa.Field], _Shape]:
+def _struct(model: type[BaseModel]) -> tuple[list[pa.Field], RowShape]:
     fields: list[pa.Field] = []
-    nested: list[tuple[str, _Shape]] = []
+    nested: list[tuple[str, RowShape]] = []
     for key, info in model.model_fields.items():
         try:
             tp, _ = unwrap_optional(info.annotation)
@@ -151,7 +151,7 @@ def _struct(model: type[BaseModel]) -> tuple[list[pa.Field], _Shape]:
             nested.append((key, shape))
         else:
             fields.append(pa.field(key, _scalar(tp, f"{model.__name__}.{key}")))
-    return fields, _Shape(frozenset(model.model_fields), tuple(nested))
+    return fields, RowShape(frozenset(model.model_fields), tuple(nested))
 
 
 def _scalar(tp: Any, where: str) -> pa.DataType:
@@ -159,9 +159,9 @@ def _scalar(tp: Any, where: str) -> pa.DataType:
         data_type = data_type_of(tp, where)
     except TypeError:  # a list (a child table)
         raise NotColumnar(f"{where}: {tp!r} is a list") from None
-    if data_type not in _BY_DLT_TYPE:  # json: a free map
+    if data_type not in ARROW_TYPES:  # json: a free map
         raise NotColumnar(f"{where}: {tp!r} is not a flat column ({data_type})")
-    return _BY_DLT_TYPE[data_type]
+    return ARROW_TYPES[data_type]
 
 
 def _flat_fields(
@@ -194,7 +194,7 @@ def page_table(
         return None
     try:
         table = pa.Table.from_pylist(rows, schema=layout.schema)
-    except _PACKING_ERRORS:
+    except PACKING_ERRORS:
         return None
     while any(pa.types.is_struct(t) for t in table.schema.types):
         table = table.flatten()
@@ -204,7 +204,7 @@ def page_table(
         packed = pa.Table.from_arrays(
             [*(by_path[path] for path, _ in layout.columns), row_ids], schema=layout.table_schema
         )
-    except _PACKING_ERRORS:
+    except PACKING_ERRORS:
         return None
     if load_id is not None:
         packed = packed.append_column(LOAD_ID, pa.repeat(pa.scalar(load_id, pa.string()), packed.num_rows))

@@ -24,13 +24,14 @@ from typing import Any
 
 import pyarrow as pa
 from dlt.common.schema import Schema
+from dlt.common.schema.typing import C_DLT_ID, C_DLT_LOAD_ID
 from dlt.common.schema.utils import autodetect_sc_type
 
 from sources.platform.fastpath.columnar import (
-    _BY_DLT_TYPE,
-    _PACKING_ERRORS,
+    ARROW_TYPES,
+    PACKING_ERRORS,
     Layout,
-    _Shape,
+    RowShape,
     column_name,
     page_table,
 )
@@ -57,7 +58,8 @@ class NewFields:
         self._layout = layout
         self._table = table
         self._schema = schema
-        self._known = frozenset(name for _, name in layout.columns)
+        # a new field named as a column of the table (its model's, dlt's own) is dlt's to resolve
+        self._known = frozenset((*(name for _, name in layout.columns), C_DLT_ID, C_DLT_LOAD_ID))
         self._types: dict[str, str] = {}  # new columns' types decided in this run
 
     def pack(self, rows: Rows, load_id: str | None) -> tuple[pa.Table | None, Rows]:
@@ -81,9 +83,9 @@ class NewFields:
         names = list(dict.fromkeys(name for new in values for name in new))
         try:
             for name in names:
-                column = pa.array([new.get(name) for new in values], _BY_DLT_TYPE[self._types[name]])
+                column = pa.array([new.get(name) for new in values], ARROW_TYPES[self._types[name]])
                 table = table.append_column(pa.field(name, column.type), column)
-        except _PACKING_ERRORS:
+        except PACKING_ERRORS:
             return None, rows
         return table, rest
 
@@ -119,7 +121,7 @@ class NewFields:
             return None
         column = self._schema.get_table_columns(self._table).get(name)
         data_type = None if column is None else column.get("data_type")
-        if data_type is not None and data_type not in _BY_DLT_TYPE:
+        if data_type is not None and data_type not in ARROW_TYPES:
             raise _NotPackable(name)  # a type Arrow is not given here (json, date, ...): dlt's to coerce
         return data_type
 
@@ -133,7 +135,7 @@ class NewFields:
         return self._schema.settings.get("detections") or ()
 
 
-def _new_fields(row: Mapping[str, Any], shape: _Shape, path: Path) -> Iterator[tuple[Path, Any]]:
+def _new_fields(row: Mapping[str, Any], shape: RowShape, path: Path) -> Iterator[tuple[Path, Any]]:
     """(path, value) of every field of the row the model does not know, at any depth."""
     for key, value in row.items():
         if key not in shape.keys:
