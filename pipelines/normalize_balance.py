@@ -13,12 +13,14 @@ So the files are grouped by table as dlt groups them, and the groups are dealt l
 worker with the least work so far. A table's work is the size of its row files (JSON lines, which dlt
 normalizes row by row); parquet files count as none, because dlt imports them as they are (their
 schema is the table's: `fastpath/columnar.py`). Installed once per process over dlt 1.31's
-`Normalize.map_parallel` and `group_worker_files`; any other dlt leaves dlt's own split.
+`Normalize.map_parallel` and `group_worker_files`, where dlt has them in the shape this wraps (a dlt
+that does not keeps its own split).
 """
 
 from __future__ import annotations
 
 import contextvars
+import inspect
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -56,10 +58,18 @@ def work_of_file(size: int, file: str) -> int:
     return 0 if file_format in _IMPORTED_AS_IS else size
 
 
+def _dlt_splits_as_wrapped() -> bool:
+    split = getattr(dlt_normalize, "group_worker_files", None)
+    map_parallel = getattr(dlt_normalize.Normalize, "map_parallel", None)
+    if not callable(split) or not callable(map_parallel):
+        return False
+    return list(inspect.signature(map_parallel).parameters) == ["self", "schema", "load_id", "files"]
+
+
 def balance_normalize_workers() -> None:
     """Install the balanced split over dlt's (see the module's docstring); once per process."""
     with _installed:
-        if _INSTALLED:
+        if _INSTALLED or not _dlt_splits_as_wrapped():
             return
         _INSTALLED.append(True)
     dlt_split = dlt_normalize.group_worker_files

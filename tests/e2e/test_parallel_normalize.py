@@ -102,3 +102,7 @@ def test_dlt_normalizes_with_the_balanced_split(monkeypatch: pytest.MonkeyPatch,
     assert [group for group in groups if "big_a" in group] != [group for group in groups if "big_b" in group]
     with pipeline.sql_client() as client:
         assert client.execute_sql("select count(*) from big_a__tags")[0][0] == 20_000
+
+
+def test_the_split_is_installed_only_over_the_dlt_it_wraps() -> None:
+    assert normalize_balance._dlt_splits_as_wrapped()  # dlt 1.31, as pinned in pyproject.toml
