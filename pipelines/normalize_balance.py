@@ -42,13 +42,16 @@ def balanced_groups(files: Sequence[str], groups: int, work_of: Callable[[str], 
     by_table: dict[str, list[str]] = {}
     for file in sorted(files):
         by_table.setdefault(ParsedLoadJobFileName.parse(os.path.basename(file)).table_name, []).append(file)
-    tables = sorted(by_table.values(), key=lambda table: (-sum(work_of(f) for f in table), table[0]))
+    tables = sorted(
+        ((sum(work_of(f) for f in table), table) for table in by_table.values()),
+        key=lambda weighed: (-weighed[0], weighed[1][0]),
+    )
     dealt: list[list[str]] = [[] for _ in range(max(1, min(groups, len(tables))))]
     work = [0] * len(dealt)
-    for table in tables:
+    for table_work, table in tables:
         index = min(range(len(dealt)), key=lambda i: (work[i], len(dealt[i]), i))
         dealt[index].extend(table)
-        work[index] += sum(work_of(f) for f in table)
+        work[index] += table_work
     return [group for group in dealt if group]
 
 
