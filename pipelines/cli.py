@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -16,12 +17,15 @@ from pathlib import Path
 
 from dlt.common.configuration.exceptions import (
     ConfigFieldMissingException,
+    ConfigurationException,
     ConfigValueCannotBeCoercedException,
+    InvalidNativeValue,
     ValueNotSecretException,
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.lock import LockHeld, run_lock
+from pipelines.messages import HoldResourceOutcomes, grouped_causes, invalid_value_message, step_failure
 from pipelines.output import configure_logging, print_json, say
 from pipelines.platform_pipeline import (
     DATASET_NAME,
@@ -63,12 +67,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigValueCannotBeCoercedException, ValueNotSecretException) as exc:  # while dlt resolves
         say(f"configuration error: {explain_config_error(exc)}", event="exit")
         return EXIT_CONFIG
+    except InvalidNativeValue as exc:  # e.g. DESTINATION__POSTGRES__CREDENTIALS that is no connection string
+        say(f"configuration error: {invalid_value_message(exc)}", event="exit")
+        return EXIT_CONFIG
+    except ConfigurationException as exc:  # any other setting dlt could not resolve; no secret in it
+        say(f"configuration error: {exc}", event="exit")
+        return EXIT_CONFIG
     except LockHeld as exc:
         say(f"not started: {exc}", event="exit")
         return EXIT_CONFIG
     except PipelineStepFailed as exc:
-        say(f"sync failed in the {exc.step} step: {exc.exception}", event="exit")
-        return EXIT_FAILED
+        if isinstance(exc.exception, InvalidNativeValue):
+            say(f"configuration error: {invalid_value_message(exc.exception)}", event="exit")
+            return EXIT_CONFIG
+        message, is_config = step_failure(exc.step, exc.exception)
+        say(message, event="exit")
+        return EXIT_CONFIG if is_config else EXIT_FAILED
     except PlatformError as exc:
         say(f"error: {exc}", event="exit")
         return EXIT_FAILED
@@ -179,6 +193,8 @@ def _run_sync(options: argparse.Namespace) -> int:
     if resources:
         check_resource_names(resources)
     check_destination_name(options.destination)
+    # each resource that failed or was skipped is said once per cause when the run ends, not as it happens
+    logging.getLogger("platform_sync.source").addFilter(HoldResourceOutcomes())
     progress = (
         None if options.no_progress else progress_for(options.log_format, interval=options.progress_interval)
     )
@@ -208,9 +224,9 @@ def _run_sync(options: argparse.Namespace) -> int:
             }
         )
     else:
-        print_summary(result)
-    if failure:
-        say(f"FAILED: {failure}", event="exit")
+        print_summary(result, status=status)
+    for line in failure_lines(result, failure):
+        say(line, event="exit")
     return status
 
 
@@ -228,8 +244,18 @@ def sync_exit_status(result: SyncResult, resources: Sequence[str] | None) -> tup
         )
     due = [name for name in (resources or STREAMS) if name not in report.not_due]
     if due and all(name in report.failed or name in report.skipped for name in due):
-        return EXIT_FAILED, "no resource was loaded (see above)."
+        return EXIT_FAILED, "no resource was loaded."
     return (EXIT_PARTIAL if result.is_partial else EXIT_OK), None
+
+
+def failure_lines(result: SyncResult, failure: str | None) -> list[str]:
+    """What went wrong, one line per cause: a rejected token once (it fails every resource), then each
+    other cause with the resources it failed or skipped."""
+    report = result.report
+    rejected = {name for name, reason in report.failed.items() if REAUTHORIZE_HINT in reason}
+    lines = [f"FAILED: {failure}"] if rejected and failure else []
+    others = {name: reason for name, reason in report.failed.items() if name not in rejected}
+    return [*lines, *grouped_causes(others, "failed"), *grouped_causes(report.skipped, "skipped")]
 
 
 def _run_auth(options: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ from sources.platform.departures import Quarantined
 from sources.platform.freshness import freshness_lines
 
 
-def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
+def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int | None = None) -> None:
+    """The summary on stdout; its last line agrees with the exit status (`status`, when known)."""
     print("", file=out)
     print(f"{'table':40} {'rows loaded':>12}", file=out)
     for table, count in result.rows.items():
@@ -36,15 +37,22 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
         print("freshness (table _platform_freshness):", file=out)
         for line in lines:
             print(f"  {line}", file=out)
-    for resource, reason in result.report.skipped.items():
-        print(f"SKIPPED {resource}: {reason}", file=out)
-    for resource, reason in result.report.failed.items():
-        print(f"FAILED {resource}: {reason}", file=out)
+    # the reasons are said once per cause on stderr (`pipelines/messages.py`)
+    for resource in result.report.skipped:
+        print(f"SKIPPED {resource}", file=out)
+    for resource in result.report.failed:
+        print(f"FAILED {resource}", file=out)
     for warning in result.report.warnings:
         print(f"warning: {warning}", file=out)
     _print_departures(result, out)
-    if result.is_partial:
-        print("the run was PARTIAL: the resources above were not fully loaded, all others were.", file=out)
+    if status == 1:
+        print("the run FAILED (exit status 1): the reasons are on stderr.", file=out)
+    elif result.is_partial:
+        print(
+            "the run was PARTIAL (exit status 3): the resources above were not fully loaded, all others "
+            "were; the reasons are on stderr.",
+            file=out,
+        )
 
 
 def _print_departures(result: SyncResult, out: TextIO) -> None:

@@ -48,7 +48,8 @@ def test_every_resource_failing_exits_1(tmp_path):
         result = run_cli(["sync", "--no-progress", "--resources", "products,transfers"], env, tmp_path)
         assert result.returncode == 1, result.stdout + result.stderr
         assert "FAILED products" in result.stdout and "FAILED transfers" in result.stdout
-        assert "no resource was loaded" in result.stderr
+        assert "the run FAILED (exit status 1)" in result.stdout
+        assert len([line for line in result.stderr.splitlines() if " failed: " in line]) == 1
 
 
 def test_one_resource_skipped_exits_3_and_a_clean_run_0(tmp_path):
