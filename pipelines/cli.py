@@ -8,12 +8,15 @@ Exit status: 0 all done; 1 failed (also when every resource failed or the token 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import importlib.metadata
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from dlt.common.configuration.exceptions import (
     ConfigFieldMissingException,
@@ -24,9 +27,16 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.interrupt import (
+    EXIT_STATUS,
+    Interruption,
+    interrupted_line,
+    stop_on_signals,
+    tables_loaded_since,
+)
 from pipelines.lock import LockHeld, run_lock
 from pipelines.messages import HoldResourceOutcomes, grouped_causes, invalid_value_message, step_failure
-from pipelines.output import configure_logging, print_json, say
+from pipelines.output import configure_logging, is_json, print_json, say
 from pipelines.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
@@ -36,9 +46,9 @@ from pipelines.platform_pipeline import (
     sync,
 )
 from pipelines.preflight import check_destination_config, check_destination_name
-from pipelines.progress import progress_for
+from pipelines.progress import SyncProgress, progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
-from pipelines.summary import print_summary
+from pipelines.summary import print_interrupted, print_summary
 from pipelines.write_commands import add_write_commands
 from sources.platform.config_check import explain as explain_config_error
 from sources.platform.resources import STREAMS
@@ -86,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PlatformError as exc:
         say(f"error: {exc}", event="exit")
         return EXIT_FAILED
+    except KeyboardInterrupt:  # Ctrl-C outside a sync's extract, normalize and load (or in another command)
+        say("interrupted", level="warning", event="interrupted")
+        return EXIT_STATUS[signal.SIGINT]
 
 
 def _config_message(exc: Exception) -> str:
@@ -195,20 +208,21 @@ def _run_sync(options: argparse.Namespace) -> int:
     check_destination_name(options.destination)
     # each resource that failed or was skipped is said once per cause when the run ends, not as it happens
     logging.getLogger("platform_sync.source").addFilter(HoldResourceOutcomes())
-    progress = (
-        None if options.no_progress else progress_for(options.log_format, interval=options.progress_interval)
-    )
-    pipeline = make_pipeline(options.destination, options.dataset, progress=progress or False)
-    check_destination_config(pipeline)
-    started_at = run_started_at()
-    with run_lock(pipeline, "write", command="platform-sync sync"):
-        try:
-            result = sync(pipeline, resources, options.full_refresh, source_options)
-        finally:
-            if progress:
+    progress = progress_for(options.log_format, interval=options.progress_interval, quiet=options.no_progress)
+    interruption = Interruption(on_signal=lambda signum: None)
+    with stop_on_signals(interruption):
+        pipeline = make_pipeline(options.destination, options.dataset, progress=progress)
+        check_destination_config(pipeline)
+        started_at = run_started_at()
+        interruption.on_signal = lambda signum: _say_interrupted(pipeline, progress, started_at, signum)
+        with run_lock(pipeline, "write", command="platform-sync sync") as release_locks:
+            interruption.release.append(release_locks)
+            try:
+                result = sync(pipeline, resources, options.full_refresh, source_options)
+            finally:
                 progress.close()
-        outcomes = outcome_rows(result, resources, started_at)
-        record_run(pipeline, outcomes, result.freshness)
+            outcomes = outcome_rows(result, resources, started_at)
+            record_run(pipeline, outcomes, result.freshness)
     status, failure = sync_exit_status(result, resources)
     if options.log_format == "json":
         print_json(
@@ -248,6 +262,29 @@ def sync_exit_status(result: SyncResult, resources: Sequence[str] | None) -> tup
     return (EXIT_PARTIAL if result.is_partial else EXIT_OK), None
 
 
+def _say_interrupted(pipeline: Any, progress: SyncProgress, started_at: dt.datetime, signum: int) -> None:
+    """The first Ctrl-C or SIGTERM: one line on stderr, and what the run had done on stdout."""
+    progress.halt()
+    tables = tables_loaded_since(pipeline, started_at.timestamp())
+    say(interrupted_line(tables), level="warning", event="interrupted")
+    status = EXIT_STATUS.get(signal.Signals(signum), 128 + signum)
+    if is_json():
+        lines = progress.lines()
+        print_json(
+            {
+                "event": "summary",
+                "exit_status": status,
+                "failure": "interrupted",
+                "step": progress.step,
+                "tables_loaded": tables,
+                "rows": {line.resource: line.rows for line in lines},
+                "requests": {line.resource: line.requests for line in lines},
+            }
+        )
+    else:
+        print_interrupted(progress.step, progress.lines(), tables, status)
+
+
 def failure_lines(result: SyncResult, failure: str | None) -> list[str]:
     """What went wrong, one line per cause: a rejected token once (it fails every resource), then each
     other cause with the resources it failed or skipped."""
@@ -277,7 +314,6 @@ def _run_models(options: argparse.Namespace) -> int:
 
     from pipelines.freshness import source_freshness
     from pipelines.models import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
-    from pipelines.output import is_json
 
     check_destination_name(options.destination)
     pipeline = make_pipeline(options.destination, options.dataset)

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from pipelines.platform_pipeline import make_pipeline, sync
+from pipelines.progress import progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
 from sources.platform_client.auth import exchange_code
@@ -53,14 +54,18 @@ def run_demo(scale: int | None = None, seed: int = 1) -> int:
         options = _source_options(
             sandbox.base_url, grant.access_token, sorted(grant.scopes), sandbox.catalog()
         )
-        pipeline = make_pipeline(progress=True)
-        print("syncing into DuckDB (platform_sync.duckdb, dataset platform_raw) ...")
+        progress = progress_for("text", interval=5.0)  # the display of `platform-sync sync`
+        pipeline = make_pipeline(progress=progress)
+        print("syncing into DuckDB (platform_sync.duckdb, dataset platform_raw) ...", flush=True)
         started = time.monotonic()
         run_started = run_started_at()
-        result = sync(pipeline, source_options=options)
+        try:
+            result = sync(pipeline, source_options=options)
+        finally:
+            progress.close()
         # as `platform-sync sync` does: the dashboard's Data health shows the run and each table's freshness
         record_run(pipeline, outcome_rows(result, None, run_started), result.freshness)
-        print_summary(result)
+        print_summary(result, status=1 if result.report.failed else None)
         print(f"sync took {time.monotonic() - started:.1f}s")
     if result.report.failed:
         return 1

@@ -29,7 +29,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -84,20 +84,23 @@ def run_lock(
     mode: Mode = "write",
     command: str = "platform-sync",
     lock_dir: Path | None = None,
-) -> Iterator[None]:
+) -> Iterator[Callable[[], None]]:
     """Hold the pipeline's lock and its destination's lock (in that order, always, so two runs cannot
     each wait on the other) for the body of the `with`; raises `LockHeld` at once when a conflicting
     run holds either.
 
     The lock files are in the pipelines folder, or in `lock_dir` for a runner whose pipelines folder is
-    a fresh one per run (dlt's Airflow helper): the project's `.dlt/pipelines`, shared with the CLI."""
+    a fresh one per run (dlt's Airflow helper): the project's `.dlt/pipelines`, shared with the CLI.
+
+    Yields a function that releases both locks at once (the command line's Ctrl-C handler calls it before
+    the process ends); leaving the `with` after that releases nothing twice."""
     folder = Path(lock_dir or pipeline.pipelines_dir)
     pipeline_path = folder / f"{pipeline.pipeline_name}.lock"
     destination_path, destination_name = destination_lock_path(pipeline, folder)
     with contextlib.ExitStack() as stack:
         stack.enter_context(hold(pipeline_path, mode, f"the pipeline {pipeline.pipeline_name}", command))
         stack.enter_context(hold(destination_path, mode, destination_name, command))
-        yield
+        yield stack.close
 
 
 def destination_lock_path(pipeline: dlt.Pipeline, lock_dir: Path | None = None) -> tuple[Path, str]:

@@ -1,12 +1,15 @@
-"""Progress of a sync, per resource: rows extracted, requests made, and for the rate-bound sale details
-requests done of those the run knows it will make (the new sale ids and the sales that can change,
-within `sales_max_requests`; the total grows while the producers discover ids) and when they would be
-done at the rate observed, while the extract runs.
+"""Progress of a sync, per resource: rows extracted, requests made, and a bar with done of total where
+the total is known: the rows a full scan announced (`totalItems` of each list's first page), and for the
+rate-bound sale details the requests the run knows it will make (the new sale ids and the sales that can
+change, within `sales_max_requests`; the total grows while the producers discover ids); with the time
+left at the rate observed, per resource and for the run (the slowest of them).
 
-Three forms, one collector (a dlt `Collector`, so dlt reports rows to it while it extracts):
-- `live`: on a terminal, a block of lines redrawn every second;
+Four forms, one collector (a dlt `Collector`, so dlt reports rows to it while it extracts):
+- `live`: on a terminal, drawn by rich's `Live` (one line per resource, cut to the terminal's width,
+  redrawn in place; log lines are printed above it);
 - `plain`: without a terminal (cron, CI), one line per active resource every `interval` seconds;
-- `json`: one JSON object per line and per resource every `interval` seconds, for log collectors.
+- `json`: one JSON object per line and per resource every `interval` seconds, for log collectors;
+- `off` (`--no-progress`): counts, for the summary of an interrupted run, and prints nothing.
 
 Only names and counts are printed: no URL, no parameter, no token.
 """
@@ -23,14 +26,19 @@ from dataclasses import dataclass
 from typing import Literal, TextIO
 
 from dlt.common.runtime.collector import Collector
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
 
 from sources.platform.report import RunReport
 from sources.platform.resources import STREAMS
 
-Style = Literal["live", "plain", "json"]
+Style = Literal["live", "plain", "json", "off"]
 RESOURCE_OF_OPERATION = {stream.operation: name for name, stream in STREAMS.items()}
 RATE_BOUND = "sales"  # sale details: 30 a minute, one request per sale
-LIVE_REFRESH_SECONDS = 1.0
+LIVE_REFRESH_PER_SECOND = 2.0
 
 
 @dataclass
@@ -40,37 +48,51 @@ class ResourceLine:
     resource: str
     rows: int
     requests: int
-    done_of: tuple[int, int] | None = None  # requests made of the most this run makes
+    done_of: tuple[int, int] | None = None  # sale details: requests made of the most this run makes
+    rows_of: int | None = None  # rows the lists announced (totalItems), when the resource reads lists
     eta_seconds: float | None = None
 
     def text(self) -> str:
+        """The plain form (no terminal): one line, for log files."""
         parts = [f"{self.resource:22} {self.rows:>10,} rows {self.requests:>8,} requests"]
+        if self.rows_of is not None:
+            parts.append(f" of {self.rows_of:,} rows announced")
         if self.done_of:
             done, total = self.done_of
             parts.append(f"  {done:,} of {total:,} sale details known to this run")
             if self.eta_seconds is not None:
-                parts.append(f", all of them in {_duration(self.eta_seconds)} at the current rate")
+                parts.append(f", {_duration(self.eta_seconds)} left")
         return "".join(parts)
+
+    def bar(self) -> tuple[int, int] | None:
+        """Done and total of the bar, where the total is known."""
+        if self.done_of:
+            return self.done_of
+        if self.rows_of:
+            return min(self.rows, self.rows_of), self.rows_of
+        return None
 
 
 class SyncProgress(Collector):
-    """dlt's extract reports rows per table here; a thread prints the resources' lines on a schedule."""
+    """dlt's extract reports rows per table here; the display reads them with the run report's counts."""
 
     def __init__(self, style: Style, out: TextIO = sys.stderr, interval: float = 60.0) -> None:
         self.style = style
         self.out = out
-        self.interval = LIVE_REFRESH_SECONDS if style == "live" else interval
+        self.interval = interval
         self.step = ""
         self._rows: dict[str, int] = {}
         self._report: RunReport | None = None
         self._lock = threading.Lock()
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
-        self._drawn = 0  # lines of the live block on screen
+        self._live: Live | None = None
+        self._moved: list[tuple[logging.StreamHandler[TextIO], TextIO]] = []
         self._started = time.monotonic()
+        self._step_started = self._started
 
     def watch(self, report: RunReport) -> None:
-        """Read the requests per operation and the sale details planned from the source's run report."""
+        """Read the requests per operation and the totals announced from the source's run report."""
         self._report = report
 
     def update(
@@ -89,17 +111,16 @@ class SyncProgress(Collector):
     def _extracting(self) -> bool:
         return self.step == "extract"
 
-    def below_log_lines(self) -> None:
-        """A log line was written under the live block: draw the next block below it, not over it."""
-        self._drawn = 0
-
     def _start(self, step: str) -> None:
-        if self.style == "live":
-            _keep_logs_visible(self)
         # dlt names steps "Extract platform", "Normalize platform in <load id>", ...: keep the verb
         self.step = step.split(" ", 1)[0].lower()
-        if self._thread is None:
-            self._started = time.monotonic()
+        self._step_started = time.monotonic()
+        if self.style == "off" or self._thread is not None or self._live is not None:
+            return
+        self._started = time.monotonic()
+        if self.style == "live":
+            self._start_live()
+        else:
             self._thread = threading.Thread(target=self._run, name="platform-sync-progress", daemon=True)
             self._thread.start()
 
@@ -113,6 +134,19 @@ class SyncProgress(Collector):
             self._thread.join(timeout=5)
             self._thread = None
             self.report()
+        if self._live is not None:
+            self._live.update(self.renderable(), refresh=True)
+            self.halt()
+
+    def halt(self) -> None:
+        """Stop the display at once, as it is (an interrupted run), and give the log lines their stream."""
+        self._stop_event.set()
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+        for handler, stream in self._moved:
+            handler.setStream(stream)
+        self._moved = []
 
     def lines(self) -> list[ResourceLine]:
         """One line per resource that has rows or requests so far, in the order of `STREAMS`."""
@@ -122,6 +156,7 @@ class SyncProgress(Collector):
             resource = RESOURCE_OF_OPERATION.get(operation)
             if resource:
                 requests[resource] = requests.get(resource, 0) + count
+        announced = dict(report.rows_announced) if report else {}
         with self._lock:
             rows = dict(self._rows)
         elapsed = max(time.monotonic() - self._started, 1e-6)
@@ -129,24 +164,23 @@ class SyncProgress(Collector):
         for name in STREAMS:
             if name not in rows and name not in requests:
                 continue
-            line = ResourceLine(name, rows.get(name, 0), requests.get(name, 0))
-            if name == RATE_BOUND and self._extracting():
-                planned = report.sale_details_planned if report else None
-                done, total = line.requests, max(planned or 0, line.requests)
-                line.done_of = (done, total)
-                if done:
-                    line.eta_seconds = (total - done) / (done / elapsed)
+            line = ResourceLine(name, rows.get(name, 0), requests.get(name, 0), rows_of=announced.get(name))
+            planned = report.sale_details_planned if report else None
+            if name == RATE_BOUND and planned is not None:
+                line.done_of = (line.requests, max(planned or 0, line.requests))
+            bar = line.bar()
+            if bar and bar[0] and self._extracting():
+                done, total = bar
+                line.eta_seconds = (total - done) / (done / elapsed)
             result.append(line)
         return result
 
     def report(self) -> None:
-        """Print the current lines in this collector's style."""
-        lines = self.lines()
-        if self.style == "live":
-            self._draw(lines)
+        """Print the current lines in this collector's style (plain or JSON; the live form redraws)."""
+        if self.style in ("live", "off"):
             return
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        for line in lines:
+        for line in self.lines():
             if self.style == "json":
                 record = {
                     "time": stamp,
@@ -157,53 +191,112 @@ class SyncProgress(Collector):
                     "rows": line.rows,
                     "requests": line.requests,
                 }
+                if line.rows_of is not None:
+                    record["rows_announced"] = line.rows_of
                 if line.done_of:
                     record["done"], record["total"] = line.done_of
+                if line.bar():
                     record["eta_seconds"] = None if line.eta_seconds is None else round(line.eta_seconds)
                 print(json.dumps(record), file=self.out, flush=True)
             else:
                 print(f"{stamp} progress {line.text().strip()}", file=self.out, flush=True)
 
-    def _draw(self, lines: list[ResourceLine]) -> None:
-        # Move up over the previous block and rewrite it; \x1b[K clears what a longer line left.
-        text = "".join(f"\x1b[K{line.text()}\n" for line in lines)
-        header = f"\x1b[K{self.step or 'starting'} {_duration(time.monotonic() - self._started)}\n"
-        up = f"\x1b[{self._drawn}F" if self._drawn else ""
-        self.out.write(up + header + text)
-        self.out.flush()
-        self._drawn = len(lines) + 1
+    def renderable(self) -> Group:
+        """The live form: a header (step, time, the run's time left) and one row per resource."""
+        lines = self.lines()
+        width = self._live.console.width if self._live else 80
+        left = [line.eta_seconds for line in lines if line.eta_seconds is not None and _unfinished(line)]
+        header = Text(no_wrap=True, overflow="ellipsis")
+        header.append(f"{self.step or 'starting'} ", style="bold")
+        header.append(_duration(time.monotonic() - self._step_started))
+        if self._extracting():
+            header.append(f"  ~{_duration(max(left))} left" if left else "  time left: not known yet")
+        header.append("  (bars: rows of the lists' totals; sales: sale details)" if width >= 100 else "")
+        bar_width = max(6, min(30, width - 66))
+        table = Table.grid(padding=(0, 1), expand=False)
+        table.add_column("resource", no_wrap=True, overflow="ellipsis", max_width=20)
+        table.add_column("bar", no_wrap=True, width=bar_width)
+        table.add_column("done", no_wrap=True, overflow="ellipsis", justify="right", max_width=15)
+        table.add_column("rows", no_wrap=True, overflow="ellipsis", justify="right", max_width=15)
+        table.add_column("requests", no_wrap=True, overflow="ellipsis", justify="right", max_width=12)
+        table.add_column("left", no_wrap=True, overflow="ellipsis", max_width=7)
+        for line in lines:
+            bar = line.bar()
+            drawn: ProgressBar | Text = Text("")
+            done_text = eta = ""
+            if bar:
+                done, total = bar
+                drawn = ProgressBar(total=max(total, 1), completed=done, width=bar_width)
+                done_text = f"{done:,}/{total:,}"
+                if line.eta_seconds is not None and done < total:
+                    eta = f"~{_duration(line.eta_seconds)}"
+            table.add_row(
+                line.resource, drawn, done_text, f"{line.rows:,} rows", f"{line.requests:,} req", eta
+            )
+        return Group(header, table)
+
+    def _start_live(self) -> None:
+        console = Console(file=self.out, force_terminal=True)
+        self._live = Live(
+            get_renderable=self.renderable,
+            console=console,
+            refresh_per_second=LIVE_REFRESH_PER_SECOND,
+            transient=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
+            vertical_overflow="visible",
+        )
+        self._live.start()
+        self._print_logs_above()
+
+    def _print_logs_above(self) -> None:
+        """Log lines (the root logger's handler, and dlt's, which does not propagate and is set up when the
+        pipeline starts: hence here) are printed above the live display, not over it."""
+        assert self._live is not None
+        above = _AboveLive(self._live)
+        for logger in (logging.getLogger(), logging.getLogger("dlt")):
+            for handler in logger.handlers:
+                if isinstance(handler, logging.StreamHandler) and handler.stream is self.out:
+                    self._moved.append((handler, handler.setStream(above) or self.out))
 
     def _run(self) -> None:
         while not self._stop_event.wait(self.interval):
             self.report()
 
 
-class _LogWritten(logging.Filter):
-    """Tells the live display that a handler writes a line (it lets every record through)."""
+class _AboveLive:
+    """A text stream whose lines rich prints above the live display."""
 
-    def __init__(self, display: SyncProgress) -> None:
-        super().__init__()
-        self.display = display
+    def __init__(self, live: Live) -> None:
+        self.live = live
+        self._pending = ""
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        self.display.below_log_lines()
-        return True
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
+            self.live.console.print(Text(line), soft_wrap=True)
+        return len(text)
 
-
-def _keep_logs_visible(display: SyncProgress) -> None:
-    """Watch the handlers of the root logger and of dlt's logger (which does not propagate; dlt sets it
-    up when the pipeline starts, hence here and not earlier)."""
-    for logger in (logging.getLogger(), logging.getLogger("dlt")):
-        for handler in logger.handlers:
-            if not any(isinstance(f, _LogWritten) for f in handler.filters):
-                handler.addFilter(_LogWritten(display))
+    def flush(self) -> None:
+        """Lines are printed as they end."""
 
 
-def progress_for(log_format: str, out: TextIO = sys.stderr, interval: float = 60.0) -> SyncProgress:
-    """The live display on a terminal, plain lines otherwise, JSON lines when asked for."""
+def progress_for(
+    log_format: str, out: TextIO = sys.stderr, interval: float = 60.0, quiet: bool = False
+) -> SyncProgress:
+    """The live display on a terminal, plain lines otherwise, JSON lines when asked for; `quiet`
+    (`--no-progress`) only counts."""
+    if quiet:
+        return SyncProgress("off", out, interval)
     if log_format == "json":
         return SyncProgress("json", out, interval)
     return SyncProgress("live" if out.isatty() else "plain", out, interval)
+
+
+def _unfinished(line: ResourceLine) -> bool:
+    bar = line.bar()
+    return bar is not None and bar[0] < bar[1]
 
 
 def _duration(seconds: float) -> str:

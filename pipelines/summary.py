@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from pipelines.platform_pipeline import SyncResult
+from pipelines.progress import ResourceLine
 from sources.platform.departures import Quarantined
 from sources.platform.freshness import freshness_lines
 
@@ -79,3 +80,22 @@ def _print_departures(result: SyncResult, out: TextIO) -> None:
 
 def _first_reason(quarantined: list[Quarantined], resource: str) -> str:
     return next(item.reason for item in quarantined if item.resource == resource)
+
+
+def print_interrupted(
+    step: str, lines: list[ResourceLine], tables: list[str], status: int, out: TextIO = sys.stdout
+) -> None:
+    """What an interrupted sync had done: rows read and requests made per resource, the tables loaded."""
+    print("", file=out)
+    print(f"{'resource':40} {'rows read':>12} {'requests':>12}", file=out)
+    for line in lines:
+        print(f"{line.resource:40} {line.rows:>12,} {line.requests:>12,}", file=out)
+    print(f"tables loaded by this run: {', '.join(tables) or 'none'}", file=out)
+    if step == "extract":
+        print("rows read in the extract step were not loaded: the next run reads them again.", file=out)
+    else:
+        print(
+            f"interrupted in the {step or 'first'} step: the next run loads what this one left first.",
+            file=out,
+        )
+    print(f"the run was INTERRUPTED (exit status {status}).", file=out)

@@ -48,6 +48,9 @@ class RunReport:
     # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
     # display's total. None until the sales resource starts.
     sale_details_planned: int | None = None
+    # Rows the full scans' lists announced (`totalItems` of each list's first page, summed over the
+    # lists a resource reads): the progress display's totals.
+    rows_announced: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
 
@@ -61,6 +64,10 @@ class RunReport:
 
     def plan_sale_details(self, planned: int) -> None:
         self.sale_details_planned = planned  # one int assigned: atomic, read by the progress thread
+
+    def announce_rows(self, resource: str, total_items: int) -> None:
+        with self._lock:
+            self.rows_announced[resource] = self.rows_announced.get(resource, 0) + max(total_items, 0)
 
     def schedule_scan(self, resource: str, schedule: ScanSchedule) -> None:
         with self._lock:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
+import shlex
 import subprocess
-import threading
+import time
 from pathlib import Path
+
+import pytest
 
 from sandbox.testing import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
@@ -82,76 +84,80 @@ def test_json_lines_for_log_collectors(tmp_path):
     assert token not in result.stderr + result.stdout
 
 
-def test_live_display_on_a_terminal(tmp_path):
+LIVE_ROW = re.compile(r"^(\w+) .* ([\d,]+) rows +([\d,]+) req\b")
+HEADER = re.compile(r"^(starting|extract|normalize|load) \dm\d\ds")
+
+
+def run_in_terminal(folder: Path, env: dict[str, str], columns: int) -> list[tuple[str, str]]:
+    """`platform-sync sync` in a tmux terminal of `columns` x 40 (a server of its own, on its own
+    socket); the screen as it is (`capture-pane -p`) and with wrapped lines joined (`-J`), every 0.2 s
+    until the command has ended."""
+    script = folder / "run.sh"
+    exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in env.items())
+    script.write_text(
+        f"{exports}cd {shlex.quote(str(folder))}\n{PLATFORM_SYNC} sync\necho EXIT=$?\nsleep 600\n"
+    )
+    tmux = ["tmux", "-L", f"platform-sync-test-{os.getpid()}-{columns}", "-f", "/dev/null"]
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-x", str(columns), "-y", "40", "sh", str(script)], check=True
+    )
+    screens: list[tuple[str, str]] = []
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            plain = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True).stdout
+            joined = subprocess.run(
+                [*tmux, "capture-pane", "-p", "-J"], capture_output=True, text=True
+            ).stdout
+            screens.append((plain, joined))
+            if "EXIT=" in plain:  # the whole of it, scrollback included
+                history = subprocess.run(
+                    [*tmux, "capture-pane", "-p", "-S", "-"], capture_output=True, text=True
+                )
+                return [*screens, (history.stdout, history.stdout)]
+            time.sleep(0.2)
+        raise AssertionError("the sync did not end: " + screens[-1][0])
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+
+
+def block(lines: list[str]) -> list[str]:
+    """The display's lines on a screen: from its header to the first empty line."""
+    start = next((n for n, line in enumerate(lines) if HEADER.match(line)), len(lines))
+    end = next((n for n in range(start, len(lines)) if not lines[n]), len(lines))
+    return lines[start:end]
+
+
+def trimmed(screen: str) -> list[str]:
+    return [line.rstrip() for line in screen.splitlines()]
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_live_display_in_a_terminal_of_80_and_200_columns(tmp_path, columns):
     with running_sandbox(seed=4, scale=200, time_scale=SLOW) as sandbox:
         token = sandbox.token()
-        leader, follower = pty.openpty()
-        process = subprocess.Popen(
-            [PLATFORM_SYNC, "sync"],
-            env=env_for(sandbox, tmp_path, token),
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            text=True,
-        )
-        os.close(follower)
-        chunks: list[bytes] = []
-        reader = threading.Thread(target=read_all, args=(leader, chunks), daemon=True)
-        reader.start()
-        stdout, _ = process.communicate(timeout=300)
-        reader.join(timeout=10)
-    screen = b"".join(chunks).decode()
-    assert process.returncode == 0, stdout + screen
-    redraws = screen.count("\x1b[")
-    assert redraws > 10, screen  # the block is rewritten in place, every second
-    assert re.search(r"\x1b\[\d+F", screen), "the cursor moves up over the previous block"
-    assert re.search(r"sales +[\d,]+ rows +[\d,]+ requests +[\d,]+ of [\d,]+ sale details known to", screen)
-    assert re.search(r"(^|\n)extract \dm\d\ds\r?\n", screen.replace("\x1b[K", ""))
-    assert token not in screen + stdout
-
-
-def read_all(fd: int, chunks: list[bytes]) -> None:
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # the terminal closed when the process ended
-            return
-        if not data:
-            return
-        chunks.append(data)
-
-
-def test_live_block_is_drawn_below_a_log_line_not_over_it():
-    import io
-    import logging
-
-    from pipelines.progress import SyncProgress
-
-    screen = io.StringIO()
-    handler = logging.StreamHandler(screen)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        from sources.platform.report import RunReport
-
-        report = RunReport()
-        report.count_requests_with(lambda: {"list_transfers": 2})
-        display = SyncProgress("live", screen)
-        display.watch(report)
-        display.step = "extract"
-        display._stop_event.set()  # no ticker thread: the test draws by hand
-        display._start("Extract platform")
-        display.update("transfers", 24)
-        display.report()
-        display.report()
-        assert screen.getvalue().count("\x1b[2F") == 1  # the second block over the first
-        logging.getLogger("platform_sync.test").warning("a warning between two blocks")
-        before = len(screen.getvalue())
-        display.report()
-        redraw = screen.getvalue()[before:]
-        assert not redraw.startswith("\x1b[") or redraw.startswith("\x1b[K")  # no cursor move up
-        assert "a warning between two blocks" in screen.getvalue()
-        assert "transfers                      24 rows        2 requests" in redraw
-    finally:
-        root.removeHandler(handler)
-        display.close()
+        screens = run_in_terminal(tmp_path, env_for(sandbox, tmp_path, token), columns)
+    final = screens[-1][0]
+    (tmp_path.parent / f"screens-{columns}.txt").write_text("\n=====\n".join(plain for plain, _ in screens))
+    assert "EXIT=0" in final, final
+    live = [plain for plain, _ in screens if any(HEADER.match(line) for line in plain.splitlines())]
+    assert len(live) > 5, screens[-1][0]  # redrawn while the run goes on
+    for plain, joined in screens[:-1]:
+        # -J joins the lines the terminal wrapped: none of the display is longer than the terminal is
+        # wide (the summary's own lines come after the display's last block)
+        display = block(trimmed(joined))
+        assert all(len(line) <= columns for line in display), joined
+        lines = plain.splitlines()
+        # no stale copy of the block: one header, and each resource once
+        assert len([line for line in lines if HEADER.match(line)]) <= 1, plain
+        resources = [m.group(1) for m in map(LIVE_ROW.match, lines) if m]
+        assert len(resources) == len(set(resources)), plain
+    during = [
+        plain for plain in live if re.search(r"^sales +[\u2501\u2578\u257a ]+ +[\d,]+/[\d,]+ ", plain, re.M)
+    ]
+    assert during, live[-1]
+    assert any("\u2501" in plain for plain in during)  # rich's bar
+    assert any(re.search(r"^extract \dm\d\ds +~\dm\d\ds left", plain, re.M) for plain in live), live[-1]
+    # the summary after the display, counts as the last block showed them
+    assert "operation" in final and "rows loaded" in final
+    assert token not in "".join(plain for plain, _ in screens)

@@ -173,6 +173,10 @@ def read_all(
 ) -> Iterator[Batch]:
     """Full scan of a paged list: the reader of the whole lists, and the walk of several readers."""
     decode = ctx.offload(stream, extra)
+    first = True
     for page in ctx.client.paginate(stream.operation, params=dict(params or {}), decode=decode):
+        if first:  # the list's size, for the progress display's bar
+            ctx.report.announce_rows(stream.name, page.total_items)
+            first = False
         batches, _ = ctx.batches(stream, page, extra)  # no cursor: no row is set apart
         yield from batches
