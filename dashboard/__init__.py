@@ -7,11 +7,15 @@ pipeline's destination the way `platform-sync models` does: DuckDB's file throug
 
 from __future__ import annotations
 
+import logging
+import socket
+
 from dashboard.app import create_app, render_page
 from dashboard.warehouse import DuckDbSnapshot, SqlClientWarehouse, WarehouseUnavailable, for_pipeline
 
 __all__ = [
     "DuckDbSnapshot",
+    "PortInUse",
     "SqlClientWarehouse",
     "WarehouseUnavailable",
     "create_app",
@@ -22,13 +26,46 @@ __all__ = [
 
 
 def serve(pipeline: object, host: str = "127.0.0.1", port: int = 8050) -> None:
-    """Serve the dashboard over `pipeline`'s destination until interrupted."""
+    """Serve the dashboard over `pipeline`'s destination until interrupted.
+
+    The port is taken first (`PortInUse` before anything else is said or opened); the app is served by
+    werkzeug's threaded WSGI server as Dash's own `run` would, without its development banner and
+    warning (the dashboard listens on loopback for one person: no production server is needed)."""
+    from werkzeug.serving import make_server
+
+    listener = _listen(host, port)
     warehouse = for_pipeline(pipeline)
     raw_schema = str(getattr(pipeline, "dataset_name", "platform_raw"))
     app = create_app(warehouse, raw_schema)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
+    http = make_server(host, port, app.server, threaded=True, fd=listener.fileno())
     print(f"dashboard on http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
     try:
-        app.run(host=host, port=port, debug=False)
+        http.serve_forever()
+    except KeyboardInterrupt:
+        pass
     finally:
+        http.server_close()
         if isinstance(warehouse, DuckDbSnapshot):
             warehouse.close()
+
+
+class PortInUse(Exception):
+    """The dashboard's address is taken (another dashboard, or another program)."""
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or `PortInUse` naming what to do."""
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise PortInUse(
+            f"port {port} on {host} is in use ({exc.strerror}): another dashboard may be running; "
+            f"stop it, or choose another port with --port."
+        ) from exc
+    listener.listen(128)
+    listener.set_inheritable(True)
+    return listener

@@ -103,12 +103,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _config_message(exc: Exception) -> str:
     if isinstance(exc, ConfigFieldMissingException):
-        fields = ", ".join(exc.fields)
-        return (
-            f"missing {fields}. Set them in .dlt/config.toml / .dlt/secrets.toml under [sources.platform] "
-            "or as environment variables such as SOURCES__PLATFORM__ACCESS_TOKEN "
-            "(`platform-sync auth --code CODE` stores a token)."
+        fields = list(exc.fields)
+        message = (
+            f"missing {', '.join(fields)}. Set them under [sources.platform] in .dlt/secrets.toml (secrets) "
+            f"or .dlt/config.toml, or as environment variables such as SOURCES__PLATFORM__{fields[0].upper()}"
         )
+        if "client_id" in fields or "client_secret" in fields:
+            return message + " (your application's client id and secret, from the platform's developer area)."
+        if "access_token" in fields:
+            return message + " (`platform-sync auth --code CODE` stores a token)."
+        return message + "."
     return str(exc)
 
 
@@ -355,9 +359,13 @@ def _run_demo(options: argparse.Namespace) -> int:
 
 
 def _run_dashboard(options: argparse.Namespace) -> int:
-    from dashboard import serve
+    from dashboard import PortInUse, serve
 
-    serve(make_pipeline(options.destination, options.dataset), host=options.host, port=options.port)
+    try:
+        serve(make_pipeline(options.destination, options.dataset), host=options.host, port=options.port)
+    except PortInUse as exc:
+        say(f"not started: {exc}", event="exit")
+        return EXIT_CONFIG
     return EXIT_OK
 
 

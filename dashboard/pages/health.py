@@ -13,6 +13,7 @@ from dash import html
 
 from dashboard.components import chart, count, kpi, kpi_row, section, table
 from dashboard.filters import Filters
+from dashboard.labels import label
 from dashboard.pages.base import MARTS, Page
 from dashboard.warehouse import Session
 
@@ -128,6 +129,7 @@ def last_run(session: Session, raw: str, tables: set[str]) -> list[Any]:
         """
     )
     problems = [row for row in rows if row[1] in ("failed", "skipped")]
+    rows = [(resource, label(status), *rest) for resource, status, *rest in rows]
     summary = (
         f"Run started {str(rows[0][4])[:19]} UTC: {len(problems)} resource(s) skipped or failed."
         if rows

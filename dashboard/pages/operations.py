@@ -20,6 +20,7 @@ from dashboard.components import (
     table,
 )
 from dashboard.filters import Filters
+from dashboard.labels import label
 from dashboard.pages.base import MARTS, Page, by_month
 from dashboard.warehouse import Session
 
@@ -77,7 +78,7 @@ def cash(session: Session, filters: Filters) -> list[Any]:
     )
     transfer_figure = go.Figure()
     for status, points in series_by(transfers).items():
-        transfer_figure.add_bar(x=[r[0] for r in points], y=[r[2] for r in points], name=status)
+        transfer_figure.add_bar(x=[r[0] for r in points], y=[r[2] for r in points], name=label(status))
     transfer_figure.update_layout(barmode="stack", yaxis_title="transfers")
     params = []
     where = by_month(filters).where("month_start", currency="currency", params=params)
@@ -92,7 +93,7 @@ def cash(session: Session, filters: Filters) -> list[Any]:
     )
     document_figure = go.Figure()
     for status, points in series_by(documents).items():
-        document_figure.add_bar(x=[r[0] for r in points], y=[r[2] for r in points], name=status)
+        document_figure.add_bar(x=[r[0] for r in points], y=[r[2] for r in points], name=label(status))
     document_figure.update_layout(barmode="stack", yaxis_title="documents")
     return [
         kpi_row(cards),

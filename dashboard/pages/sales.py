@@ -23,6 +23,7 @@ from dashboard.components import (
     table,
 )
 from dashboard.filters import Filters
+from dashboard.labels import label
 from dashboard.pages.base import MARTS, Page, by_month, spec_enum
 from dashboard.warehouse import Session
 
@@ -199,7 +200,7 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
         [filters.end, *status_params],
     )
     breakdown = go.Figure(
-        go.Bar(x=[r[0] for r in statuses], y=[r[1] for r in statuses], name="subscriptions")
+        go.Bar(x=[label(r[0]) for r in statuses], y=[r[1] for r in statuses], name="subscriptions")
     )
     return [
         kpi_row(cards),
@@ -257,11 +258,11 @@ def products(session: Session, filters: Filters) -> list[Any]:
         params,
     )
     listed = spec_enum("sale_payment_method")
-    method_rows = [(m, c, n, g, _listed(m, listed)) for m, c, n, g in methods]
+    method_rows = [(label(m), c, n, g, _listed(m, listed)) for m, c, n, g in methods]
     method_figure = go.Figure()
     for currency, points in series_by(methods).items():
         method_figure.add_bar(
-            x=[r[0] for r in points], y=[r[2] for r in points], name=f"paid sales {currency}"
+            x=[label(r[0]) for r in points], y=[r[2] for r in points], name=f"paid sales {currency}"
         )
     params = []
     where = filters.where(PAID_DAY, product="product_id", currency="currency", params=params)

@@ -6,6 +6,7 @@ new data without a restart.
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from decimal import Decimal
@@ -14,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from dashboard.labels import label
 from sources.platform.models import ENUMS
 from tests.dashboard.browser import charts, chromium, console_errors, open_page, screenshot, text
-from tests.dashboard.conftest import Dashboard, World
+from tests.dashboard.conftest import CONSOLE_SCRIPT, Dashboard, World
 
 pytestmark = pytest.mark.xdist_group("dashboard_browser")
 
@@ -155,7 +157,7 @@ def test_every_page_renders_with_data_and_the_kpis_equal_sql(
                 )
                 table = driver.find_element("id", "table-payment-methods").text.splitlines()
                 shown = [line for line in table if " BRL " in line]  # the rows, not the header
-                assert shown == [f"{m} BRL {n} {cents(g):,} {_listed(m)}" for m, n, g in methods]
+                assert shown == [f"{label(m)} BRL {n} {cents(g):,} {_listed(m)}" for m, n, g in methods]
             elif path == "/health":
                 loads = world.rows("select count(*) from platform_raw._dlt_loads")[0][0]
                 assert int(text(driver, "kpi-loads")) == loads
@@ -276,3 +278,25 @@ def test_a_sync_runs_while_the_dashboard_is_browsed_and_the_new_data_shows(
         assert int(text(driver, "kpi-loads")) == loads_after
         open_page(driver, f"{dashboard.url}/?start={START}&end={END}")
         assert shown_overview(driver) == expected_overview(world, START, END)
+
+
+def test_start_says_only_where_it_serves_and_a_busy_port_is_said_first(dashboard: Dashboard) -> None:
+    """No Flask development-server warning, no "Dash is running": one line saying where it serves. A
+    second dashboard on the same port says the port is taken, before anything else, and exits 2."""
+    log = dashboard.log.read_text()
+    assert log.splitlines()[0] == f"dashboard on {dashboard.url}/ (Ctrl-C to stop)"
+    assert "Dash is running" not in log and "development server" not in log and "Serving Flask" not in log
+    port = dashboard.url.rsplit(":", 1)[1]
+    second = subprocess.run(
+        [str(CONSOLE_SCRIPT), "dashboard", "--port", port],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=dashboard.log.parent,
+    )
+    assert second.returncode == 2
+    assert second.stdout == ""
+    assert second.stderr.splitlines() == [
+        f"not started: port {port} on 127.0.0.1 is in use (Address already in use): another dashboard may "
+        "be running; stop it, or choose another port with --port."
+    ]

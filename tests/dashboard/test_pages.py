@@ -64,8 +64,9 @@ def test_a_payment_method_the_spec_does_not_list_is_its_own_row(tmp_path: Path) 
             "create table marts.dim_products as select 'p1' as product_id, 'Course' as product_name"
         )
     shown = rendered(render_page(DuckDbSnapshot(database), page("/products"), PERIOD))
+    # a method the dashboard does not know: as the API sent it
     assert '"0": "cryptoWallet", "1": "BRL", "2": 1, "3": "30.00", "4": "no: added by the API"' in shown
-    assert '"0": "pix", "1": "BRL", "2": 1, "3": "10.00", "4": "yes"' in shown
+    assert '"0": "Pix", "1": "BRL", "2": 1, "3": "10.00", "4": "yes"' in shown  # a known method: its label
 
 
 def test_the_snapshot_waits_for_the_writer_and_follows_the_file(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def test_partial_run_exits_3_and_names_the_scope(tmp_path):
         env = cli_env(tmp_path, source_options(sandbox, sandbox.token(scopes), rate_limit_time_scale=600))
         result = run_cli(["sync", "--no-progress"], env, tmp_path)
         assert result.returncode == 3, result.stdout + result.stderr
-        assert "SKIPPED products" in result.stdout and "store_products_read" in result.stdout
+        assert "SKIPPED products" in result.stdout and "store_products_read" in result.stderr  # the cause
         assert "subscriptions" in result.stdout
 
 

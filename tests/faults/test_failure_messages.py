@@ -101,7 +101,11 @@ def test_missing_access_token(tmp_path: Path, sandbox: SandboxHandle) -> None:
     options = source_options(sandbox, "x", **FAST)
     del options["access_token"]
     result = run_cli(TWO, cli_env(tmp_path, options), tmp_path)
-    assert_one_cause(result, 2, "configuration error: missing access_token")
+    line = assert_one_cause(result, 2, "configuration error: missing access_token")
+    assert (
+        "SOURCES__PLATFORM__ACCESS_TOKEN" in line
+        and "`platform-sync auth --code CODE` stores a token" in line
+    )
 
 
 def test_duckdb_file_held_open_by_another_program(tmp_path: Path, sandbox: SandboxHandle) -> None:
@@ -161,3 +165,10 @@ def test_each_config_error_is_one_line(
         (dlt_dir / "config.toml").write_text(f"[sources.platform]\n{setting}\n")
     result = run_cli(["sync", "--no-progress"], cli_env(tmp_path, options), tmp_path)
     assert_one_cause(result, 2, f"configuration error: {message}")
+
+
+def test_auth_without_a_client_id_does_not_suggest_running_auth(tmp_path: Path) -> None:
+    result = run_cli(["auth", "--code", "abc"], cli_env(tmp_path, {}), tmp_path)
+    line = assert_one_cause(result, 2, "configuration error: missing auth_url, client_id, client_secret.")
+    assert "SOURCES__PLATFORM__AUTH_URL" in line and "client id and secret" in line
+    assert "platform-sync auth" not in line
