@@ -3,22 +3,20 @@
 The load step is where a sync's memory peaks with DuckDB: the database's own allocations (up to its
 `memory_limit`, plus what it keeps outside that limit) come on top of whatever the process still
 holds. After extract and normalize, the process holds a lot it no longer uses: freed Python objects
-whose pages the C allocator keeps, and Arrow's memory pool. Measured in bench/ at 1M rows: about 65 MB
-of the process's resident memory, which would otherwise stay under DuckDB's allocations.
+whose pages the C allocator keeps, and Arrow's memory pool, which would otherwise stay under DuckDB's
+allocations (bench/README.md).
 
 The normalize step starts the same way: its workers are forked from this process
 (`pipelines/parallelism.py`), and a forked worker starts out holding every page the process holds.
-Released first, at 1M rows the process and its workers together peaked at 413 MB instead of 471 MB
-(proportional set sizes, bench/).
+Released first, the process and its workers together peak lower (bench/README.md).
 
 Arrow's default pool (mimalloc) keeps freed pages for reuse; `use_system_arrow_pool` makes Arrow
-allocate with the C allocator instead, whose free pages `malloc_trim` returns (bench/ at 100k rows:
-about 25 MB lower peaks in every step, same speed).
+allocate with the C allocator instead, whose free pages `malloc_trim` returns (lower peaks in every
+step, same speed: bench/README.md).
 
 Threads: glibc gives each thread that allocates while others do an arena of its own, up to eight per
 core, and an arena keeps its freed pages. The extract runs a dozen threads (dlt's pool, the HTTP
-client, Arrow): `limit_malloc_arenas` caps them at `MALLOC_ARENAS` for the process (bench/ at 1M rows:
-the extract's peak, process and helper together, 470 MB -> 384 MB; the sync's peak 476 -> 400 MB).
+client, Arrow): `limit_malloc_arenas` caps them at `MALLOC_ARENAS` for the process (bench/README.md).
 
 The hook is dlt's progress collector (`dlt.pipeline(progress=...)`), whose `on_start_trace_step` dlt
 calls at the start of every step; it wraps the progress display the user asked for, if any.
@@ -40,8 +38,8 @@ from dlt.common.runtime.collector import NULL_COLLECTOR, Collector
 from pipelines.defaults import set_default
 
 # Rows that dlt's writers hold per table before writing them to a file (dlt's default: 5000). Rows with
-# lists are large Python objects: at 1M rows, bench/ measured the extract, normalize and load peaks
-# 30 to 70 MB lower with 1000, at the same speed. (dlt's Airflow helper sets the same default.)
+# lists are large Python objects: lower peaks in every step with 1000, at the same speed
+# (bench/README.md). (dlt's Airflow helper sets the same default.)
 WRITER_BUFFER_ITEMS = 1000
 
 

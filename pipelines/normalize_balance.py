@@ -5,8 +5,7 @@ table's files together. Two tables dominate our normalize step (subscriptions an
 lists with child tables, normalized row by row); on exact pages the name split puts them in different
 workers. One more file moves the split: a run whose records departed from the spec writes
 `_platform_departures`, which sorts first, and both tables then fell to one worker while the other
-idled (measured at 1M rows, 2026-11-25: 18.1 s of normalizing in one worker and 0.2 s in the other,
-against 13.8 s and 2.7 s on exact pages; the step took 3 s longer). The same happens to any selection of
+idled, and the step took longer (bench/README.md). The same happens to any selection of
 resources that changes the number of files.
 
 So the files are grouped by table as dlt groups them, and the groups are dealt largest first to the

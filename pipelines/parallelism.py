@@ -2,16 +2,15 @@
 
 dlt normalizes in one process by default. Our flat tables reach normalize as parquet files that it only
 moves, but the rows of the resources with child tables (subscriptions, event attendees) are normalized
-one by one in Python: at 1M rows that was a quarter of a sync (bench/: 34.5 s). dlt can hand the
+one by one in Python: a large part of a sync (bench/README.md). dlt can hand the
 extracted files to a pool of processes (`normalize.workers`); the files are split between the workers by
 their work (`normalize_balance.py`), so the two large tables with child tables are normalized side by
 side.
 
 The extract writes one file per table. Starting a new file every N rows (`[sources.data_writer]
-file_max_items`) would let one large table be normalized by both workers, but measured at 1M rows
-(2026-11-25, 20,000 rows a file): normalize 13.5 s against 13.7 s, and the load 22.4 s against 11.5 s,
-because DuckDB merges a table whose staging copy was loaded from several files far more slowly. So no
-default of ours; it stays dlt's setting to choose.
+file_max_items`) would let one large table be normalized by both workers, but it gains nothing in
+normalize and doubles the load (bench/README.md), because DuckDB merges a table whose staging copy
+was loaded from several files far more slowly. So no default of ours; it stays dlt's setting to choose.
 
 `[normalize] workers` in `.dlt/config.toml` (or `NORMALIZE__WORKERS`) wins over the default.
 """

@@ -37,8 +37,8 @@ PIPELINE_NAME = "platform_sync"
 DATASET_NAME = "platform_raw"
 DEFAULT_DESTINATION = "duckdb"
 # Beyond its memory limit DuckDB spills to a temporary folder next to the database; without insertion
-# order it loads large files in bounded memory. Measured in bench/ (peak memory by scale): at 1M rows
-# 128MB keeps the load step about 100 MB lower than 256MB, in about the same time (15-19 s).
+# order it loads large files in bounded memory. 128MB keeps the load step's peak well below 256MB's in
+# about the same time (bench/README.md).
 DUCKDB_LOAD_SETTINGS: dict[str, Any] = {"memory_limit": "128MB", "preserve_insertion_order": False}
 
 

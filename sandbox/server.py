@@ -19,7 +19,7 @@ import uvicorn
 
 from sandbox.app import SandboxApps
 
-try:  # uvloop makes the event loop about a third faster; plain asyncio works too.
+try:  # uvloop makes the event loop faster (bench/README.md); plain asyncio works too.
     import uvloop
 
     _loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop

@@ -76,9 +76,9 @@ def decode_json(
 
 def _loads_json(content: bytes) -> Any:
     """A JSON document; `ValueError` if the bytes are not one."""
-    # orjson parses a page several times faster than the standard library (measured in bench/: parsing
-    # was a tenth of the extract step), but refuses what Python's own parser takes: integers beyond 64
-    # bits, NaN and Infinity. Those documents are parsed again the slow way rather than called malformed.
+    # orjson parses a page several times faster than the standard library (bench/README.md), but
+    # refuses what Python's own parser takes: integers beyond 64 bits, NaN and Infinity. Those documents
+    # are parsed again the slow way rather than called malformed.
     try:
         return orjson.loads(content)
     except orjson.JSONDecodeError:

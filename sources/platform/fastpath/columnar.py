@@ -1,8 +1,8 @@
 """Pages of validated flat rows as Arrow tables: the fast path of the large paged lists.
 
 dlt's relational normalizer visits every value of every row in Python again after ``parse_record`` has
-validated it; a page handed to dlt as an Arrow table is written to parquet as it is (measured in
-``bench/``: normalizing was about 40% of a sync). So a page of rows of a flat model (no lists, hence no
+validated it; a page handed to dlt as an Arrow table is written to parquet as it is (normalizing was a
+large part of a sync: ``bench/README.md``). So a page of rows of a flat model (no lists, hence no
 child tables; no free maps) is packed into one Arrow table with dlt's column names. Only the container
 changes: the values are the very ones ``parse_record`` returned, typed by the model.
 

@@ -2,7 +2,8 @@
 
 The first run of a date-windowed resource walks its windows; one walk waits, page after page, for its
 request and then for its decoding (in a helper process, `offload.py`), and leaves the cores idle
-meanwhile: at 1M rows in bench/ the fiscal documents' walk alone lasted as long as the whole extract.
+meanwhile: in a large first run the fiscal documents' walk alone lasts about as long as the whole
+extract (bench/README.md).
 `interleaved` runs up to `parallel` walks, each in a thread of its own, and yields their pages as they
 come, with at most `depth` pages waiting to be taken, so that memory stays a few pages whatever the
 window sizes. The order across walks is not kept: a caller's cursors must not depend on it.

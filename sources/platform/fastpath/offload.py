@@ -1,7 +1,7 @@
 """Decoding the pages of large flat lists in helper processes, beside the extract.
 
 The extract is bound by the interpreter lock: parsing, validating and packing the records of a page is
-most of its work (at 1M rows in bench/, 45 of its 90 CPU seconds were the fiscal documents alone), and it
+most of its work (the fiscal documents alone, half of it in a large sync: bench/README.md), and it
 runs on one core while the others wait. A `PageDecoder` hands the body of a page of a flat model
 (`fastpath/columnar.py`) to a helper process, which validates it as this process would and packs it with
 the same `page_table` (`page_decoding.decode_page`: the whole body in one call of pydantic's JSON
@@ -134,7 +134,7 @@ class _Helper:
     Jobs are written to the helper as soon as a thread has one (it decodes them in turn) and a thread of
     our own reads the answers, in the same order. So the helper has its next page at hand while this
     process, busy with other threads, has yet to take the last answer: with one job at a time it waited
-    a third of the time for this process at 1M rows in bench/.
+    on this process a good part of the time (bench/README.md).
     """
 
     def __init__(self) -> None:

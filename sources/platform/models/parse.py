@@ -171,7 +171,7 @@ def parse_page_leniently(model: type[BaseModel], content: bytes) -> dict[str, An
     ``parse_record``. ``ValueError`` if the body is not JSON with a list ``items``.
 
     One pass over a page where some records depart: parsing it, then validating each record apart,
-    cost about a sixth more (measured on the fiscal documents' pages).
+    costs more (bench/README.md).
     """
     compiled = _COMPILED.get(model) or _compile(model)
     document: dict[str, Any] = _lenient_page_validator(model)(content)

@@ -176,8 +176,8 @@ def pending_sale_ids(state: Mapping[str, Any]) -> list[str]:
 def keep_pending_sale_ids(state: dict[str, Any], ids: Iterable[Any]) -> None:
     """Keep `ids` (deduplicated, sorted) in the sales resource's `state` for the next run, replacing what
     was kept. As one newline-separated text: a first sync without `sales`, or one whose sale budget
-    ran out, can leave most of a million ids, and as many strings in dlt's state cost about 60 MB and
-    seconds (dlt copies, hashes and serializes the state with each package); one text costs its bytes."""
+    ran out, can leave most of a million ids, and as many strings in dlt's state cost memory and time
+    (dlt copies, hashes and serializes the state with each package); one text costs its bytes."""
     unique = {str(item) for item in ids}
     unique.discard("")
     state["pending"] = "\n".join(sorted(unique))

@@ -61,9 +61,9 @@ class Stream:
         """The column of dlt's `dedup_sort` hint of a merged table: `newest_by`, else the first key column.
 
         Without the hint, dlt deduplicates the staged rows with `ROW_NUMBER() OVER (PARTITION BY key
-        ORDER BY (SELECT NULL))`, which DuckDB runs about ten times slower than the same window ordered
-        by a column (33 s against 3 s for 362k fiscal documents in bench/, and beyond its memory
-        limit). Ordered by the key itself, the pick among equal keys stays arbitrary, as dlt's is.
+        ORDER BY (SELECT NULL))`, which DuckDB runs far slower than the same window ordered by a
+        column, and beyond its memory limit (bench/README.md). Ordered by the key itself, the pick
+        among equal keys stays arbitrary, as dlt's is.
         """
         return self.newest_by or self.primary_key[0]
 
