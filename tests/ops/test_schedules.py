@@ -50,4 +50,5 @@ def test_cron_line_is_one_valid_entry_whose_shell_parses():
     assert shutil.which("sh")
     assert subprocess.run(["sh", "-n", "-c", command], capture_output=True).returncode == 0
     assert ".venv/bin/platform-sync --log-format json sync" in command
-    assert "[ $s -eq 0 ] || [ $s -eq 3 ]" in command and ".venv/bin/platform-sync models" in command
+    assert "[ $s -eq 0 ] || [ $s -eq 3 ]" in command
+    assert ".venv/bin/platform-sync --log-format json models" in command  # no coloured dbt lines in the log
