@@ -95,7 +95,7 @@ def _explain_warnings(warned: list[Any]) -> None:
     )
     for node in warned:
         failures = f" ({node.failures} rows)" if node.failures else ""
-        print(f"  {node.unique_id.split('.')[2]}{failures}")
+        print(f"  {node.unique_id.split('.')[2].split('___')[0]}{failures}")  # without dbt's argument suffix
 
 
 def _run_models_and_headlines(pipeline: Any) -> int:
