@@ -8,6 +8,7 @@ with the sandbox's addresses, ids from its catalog, and its time scale for the r
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections import Counter
@@ -15,10 +16,17 @@ from typing import Any
 
 import httpx
 
+from pipelines.interrupt import (
+    EXIT_STATUS,
+    Interruption,
+    interrupted_line,
+    stop_on_signals,
+    tables_loaded_since,
+)
 from pipelines.platform_pipeline import make_pipeline, sync
-from pipelines.progress import progress_for
+from pipelines.progress import SyncProgress, progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
-from pipelines.summary import print_summary
+from pipelines.summary import print_interrupted, print_summary
 from sources.platform_client.auth import exchange_code
 
 DEMO_CLIENT_ID = "sandbox-demo"
@@ -54,15 +62,23 @@ def run_demo(scale: int | None = None, seed: int = 1) -> int:
         options = _source_options(
             sandbox.base_url, grant.access_token, sorted(grant.scopes), sandbox.catalog()
         )
-        progress = progress_for("text", interval=5.0)  # the display of `platform-sync sync`
-        pipeline = make_pipeline(progress=progress)
-        print("syncing into DuckDB (platform_sync.duckdb, dataset platform_raw) ...", flush=True)
-        started = time.monotonic()
-        run_started = run_started_at()
-        try:
-            result = sync(pipeline, source_options=options)
-        finally:
-            progress.close()
+        # Ctrl-C or SIGTERM: as for `platform-sync sync` (pipelines/interrupt.py), and the sandbox stops.
+        # Installed before the pipeline is made: dlt reads `runtime.intercept_signals` then.
+        interruption = Interruption(
+            on_signal=lambda signum: None, release=[sandbox.process.terminate] if sandbox.process else []
+        )
+        with stop_on_signals(interruption):
+            progress = progress_for("text", interval=5.0)  # the display of `platform-sync sync`
+            pipeline = make_pipeline(progress=progress)
+            print("syncing into DuckDB (platform_sync.duckdb, dataset platform_raw) ...", flush=True)
+            started = time.monotonic()
+            run_started = run_started_at()
+            since = run_started.timestamp()
+            interruption.on_signal = lambda signum: _say_interrupted(pipeline, progress, since, signum)
+            try:
+                result = sync(pipeline, source_options=options)
+            finally:
+                progress.close()
         # as `platform-sync sync` does: the dashboard's Data health shows the run and each table's freshness
         record_run(pipeline, outcome_rows(result, None, run_started), result.freshness)
         print_summary(result, status=1 if result.report.failed else None)
@@ -70,6 +86,15 @@ def run_demo(scale: int | None = None, seed: int = 1) -> int:
     if result.report.failed:
         return 1
     return _run_models_and_headlines(pipeline)
+
+
+def _say_interrupted(pipeline: Any, progress: SyncProgress, since: float, signum: int) -> None:
+    """The first Ctrl-C or SIGTERM during the demo's sync: the line and the summary `sync` prints."""
+    progress.halt()
+    tables = tables_loaded_since(pipeline, since)
+    print(interrupted_line(tables), file=sys.stderr)
+    status = EXIT_STATUS.get(signal.Signals(signum), 128 + signum)
+    print_interrupted(progress.step, progress.lines(), tables, status)
 
 
 def _source_options(base_url: str, token: str, scopes: list[str], catalog: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ is false; the command line sets that, so the same handler applies in every step.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -50,6 +51,9 @@ class Interruption:
             first = self._received == 1
         if not first:  # a second Ctrl-C: whatever the first one was doing, stop now
             os._exit(status)
+        # The threads still running log what the interruption causes them (a sandbox that ended with the
+        # same Ctrl-C refuses connections): noise, and it would be written across the display as it stops.
+        logging.disable(logging.CRITICAL)
         for release in self.release:
             with contextlib.suppress(Exception):
                 release()
