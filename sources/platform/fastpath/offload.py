@@ -147,6 +147,8 @@ class _Helper:
             [
                 sys.executable,
                 "-c",
+                # SIGINT ignored before the imports (seconds): a Ctrl-C meanwhile is the sync's to handle
+                "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
                 "from sources.platform.fastpath.offload import serve_stdio; serve_stdio()",
             ],
             stdin=subprocess.PIPE,
