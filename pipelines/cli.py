@@ -1,8 +1,11 @@
 """`platform-sync`: sync the platform's data, exchange a token, run the models, start the sandbox.
 
 Exit status: 0 all done; 1 failed (also when every resource failed or the token was rejected);
-2 bad usage or configuration, or another run holds the lock (nothing was requested);
-3 partial: some resources were skipped (a missing scope) or failed, the others were loaded.
+2 nothing was requested: bad usage or configuration, another run holds the lock, the DuckDB file is open
+in another program, the dashboard's port is taken;
+3 partial: some resources were skipped (a missing scope) or failed, the others were loaded;
+130 / 143 interrupted by SIGINT (Ctrl-C) / SIGTERM: nothing lost, the next run goes on from there.
+Each cause of a failure is said once, on stderr (`pipelines/messages.py`).
 """
 
 from __future__ import annotations
