@@ -86,3 +86,25 @@ def test_interrupted_then_a_rerun_ends_exact(
     if step == "load":
         assert "a previous run did not finish" in rerun.stderr
     assert_exact(str(tmp_path / "warehouse.duckdb"), reference.database)
+
+
+def test_interrupted_with_json_logs_says_so_in_json(tmp_path: Path, sandbox: SandboxHandle) -> None:
+    env = cli_env(tmp_path, source_options(sandbox, sandbox.token()))
+    sync = subprocess.Popen(
+        [PLATFORM_SYNC, "--log-format", "json", "sync", "--progress-interval", "1"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    interrupt_when(sync, "extract", tmp_path, sandbox, signal.SIGTERM)
+    stdout, stderr = sync.communicate(timeout=60)
+    assert sync.returncode == 143, stdout + stderr
+    records = [json.loads(line) for line in stderr.splitlines()]  # every line is one JSON object
+    assert records[-1]["event"] == "interrupted"
+    assert records[-1]["message"] == LINE.format("0 tables")
+    (summary,) = [json.loads(line) for line in stdout.splitlines()]
+    assert summary["event"] == "summary" and summary["exit_status"] == 143
+    assert summary["failure"] == "interrupted" and summary["step"] == "extract"
+    assert summary["tables_loaded"] == [] and sum(summary["requests"].values()) > 0
