@@ -28,6 +28,7 @@ from dlt.extract.resource import DltResource
 from dlt.extract.source import DltSource
 
 from sources.platform.models import Departure
+from sources.platform.unreadable import safe_json, valid_text
 
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
@@ -83,9 +84,12 @@ class DepartureLog:
     def quarantine(
         self, resource: str, reason: str, record_id: Any, raw: Any, redact: Callable[[str], str]
     ) -> None:
-        """Keep a record that cannot be keyed, with secrets (``redact``) removed from its JSON."""
-        text = redact(json.dumps(raw, default=str, ensure_ascii=False))
-        item = Quarantined(resource, reason, None if record_id is None else str(record_id), text)
+        """Keep a record that cannot be keyed or loaded, with secrets (``redact``) removed from its JSON,
+        kept as text that can be stored (`unreadable.safe_json`: what it changed is added to the reason)."""
+        text, changed = safe_json(raw)
+        reason = f"{reason} (raw_json: {changed})" if changed else reason
+        ident = None if record_id is None else valid_text(str(record_id))
+        item = Quarantined(resource, reason, ident, redact(text))
         with self._lock:
             self._quarantined.append(item)
 

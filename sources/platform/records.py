@@ -14,6 +14,8 @@ from sources.platform.cursor import Cursor
 from sources.platform.fastpath.columnar import column_name
 from sources.platform.models import Departure, RecordValidationError, parse_record
 from sources.platform.models.hints import unwrap_optional
+from sources.platform.models.parse import Problem
+from sources.platform.unreadable import unreadable
 
 
 class RecordShape(Protocol):
@@ -64,11 +66,18 @@ class RecordReader:
 
         A record that departs from the spec loads and its departures go to `log`; with `strict` it
         raises `RecordValidationError` instead. A record that cannot be keyed (not an object, no usable
-        key) goes to the quarantine."""
+        key) or cannot be loaded at all (`unreadable.py`: a lone surrogate, nesting too deep, an integer
+        beyond 64 bits) goes to the quarantine (with `strict`: raises)."""
         out = []
         cursor_path = ".".join(cursor) if cursor else None
         paths = key_paths(stream)
         for item in items:
+            if (problem := unreadable(item)) is not None:
+                record_id = _record_key(paths, item)[0]
+                if self.strict:
+                    raise RecordValidationError(stream.name, record_id, [Problem("", None, problem)])
+                self.log.quarantine(stream.name, problem, record_id, item, self.redact)
+                continue
             departures: list[Departure] = []
             try:
                 row = parse_record(
