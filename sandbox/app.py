@@ -180,7 +180,6 @@ class Operation:
             response.headers.update(decision.headers())
         return response
 
-
     def _render(self, payload: Any) -> Response:
         """The answer's body; the opt-in `poison` and `malformed` faults (`sandbox/faults.py`) apply here."""
         spec = self.state.faults.spec
