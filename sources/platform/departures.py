@@ -78,7 +78,7 @@ class DepartureLog:
                     continue
                 if departure.kind == "unlisted_value":
                     tally.value_records.setdefault(_as_text(departure.value), set()).add(ident or "")
-                elif departure.kind == "unconvertible":
+                elif departure.kind in ("unconvertible", "unloadable_name"):
                     tally.originals.append((ident, _as_text(departure.value)))
 
     def quarantine(
@@ -163,6 +163,10 @@ def _line(resource: str, path: str, kind: str, tally: _Tally) -> str:
         "converted": "came as another JSON type than documented (converted without loss)",
         "unconvertible": f"could not be converted (loaded as null; originals in {DEPARTURES_TABLE})",
         "malformed": "was not of the documented format (loaded as text)",
+        "unloadable_name": (
+            "is a field whose name makes no column of its own (empty, or the column of another field): "
+            f"left out, its values in {DEPARTURES_TABLE}"
+        ),
     }[kind]
     return f"{resource}: {path} {what} in {records}"
 
