@@ -21,6 +21,7 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.load_failure import failure_line, quiet_dlt_logs
 from pipelines.lock import LockHeld, run_lock
 from pipelines.output import configure_logging, print_json, say
 from pipelines.platform_pipeline import (
@@ -55,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the process's logging (our messages and --log-format json would vanish): off unless asked for.
     os.environ.setdefault("PROVIDERS__ENABLE_AIRFLOW_SECRETS", "false")
     configure_logging(options.verbose, options.log_format)
+    quiet_dlt_logs(options.verbose)
     try:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
@@ -67,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"not started: {exc}", event="exit")
         return EXIT_CONFIG
     except PipelineStepFailed as exc:
-        say(f"sync failed in the {exc.step} step: {exc.exception}", event="exit")
+        say(failure_line(exc), event="exit")
         return EXIT_FAILED
     except PlatformError as exc:
         say(f"error: {exc}", event="exit")
