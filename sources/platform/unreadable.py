@@ -8,20 +8,25 @@ record is quarantined and the rest of its page, resource and run load.
 - an integer outside 64 bits (signed: DuckDB's BIGINT);
 - a value of a type JSON has not (none comes from a JSON parser; a safeguard for records built in code).
 
-A record that `orjson.dumps` writes, within `MAX_DEPTH` levels and with no integer beyond 63 bits, is
-readable: the common case costs one C call and one walk. The raw text kept for a quarantined record
-(`safe_json`) is valid UTF-8, cut at `MAX_RAW` characters, and says what was changed.
+A record that `orjson.dumps` writes within `MAX_DEPTH` levels and with no integer beyond 53 bits is
+readable: the common case costs one C call; the others are walked in Python (`_find`). The raw text
+kept for a quarantined record (`safe_json`) is valid UTF-8, cut at `MAX_RAW` characters, and says what
+was changed.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any
 
 import orjson
 
-MAX_DEPTH = 128
+MAX_DEPTH = 128  # objects and lists, the record's own included
+_ORJSON_DEPTH = 254  # the most objects and lists orjson writes nested (measured: 255 is refused)
+_WRAPPERS = _ORJSON_DEPTH - MAX_DEPTH
+_LOCAL = threading.local()
 MAX_RAW = 1_000_000  # characters of raw JSON kept for one quarantined record
 _INT64 = (-(2**63), 2**63 - 1)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -31,13 +36,29 @@ _PATH_SHOWN = 80
 
 def unreadable(record: Any) -> str | None:
     """Why this record cannot be loaded, or None if it can."""
+    chain, slot = _wrappers()
+    slot.append(record)
     try:
-        orjson.dumps(record)
+        # Strict integers: orjson refuses any beyond 53 bits, the few records holding one are walked.
+        orjson.dumps(chain, option=orjson.OPT_STRICT_INTEGER)
     except (TypeError, orjson.JSONEncodeError):
-        return _find(record) or "it cannot be written as JSON"
-    if _suspect(record, 0):
         return _find(record)
+    finally:
+        slot.clear()
     return None
+
+
+def _wrappers() -> tuple[list[Any], list[Any]]:
+    """This thread's lists nested `_WRAPPERS` deep, and the innermost one, where a record is put so that
+    orjson refuses it when it nests deeper than MAX_DEPTH (built once per thread, not per record)."""
+    made = getattr(_LOCAL, "wrappers", None)
+    if made is None:
+        slot: list[Any] = []
+        chain = slot
+        for _ in range(_WRAPPERS - 1):
+            chain = [chain]
+        made = _LOCAL.wrappers = (chain, slot)
+    return made
 
 
 def safe_json(record: Any) -> tuple[str, str]:
@@ -67,7 +88,7 @@ def _find(record: Any) -> str | None:
     stack: list[tuple[Any, str, int]] = [(record, "", 0)]
     while stack:
         value, path, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        if depth >= MAX_DEPTH and isinstance(value, dict | list):
             return f"nested more than {MAX_DEPTH} levels deep (at {_shown(path)})"
         if isinstance(value, dict):
             for key, item in reversed(value.items()):
@@ -92,18 +113,6 @@ def _find(record: Any) -> str | None:
         else:
             return f"a value of type {type(value).__name__} at {_shown(path)}, which JSON has not"
     return None
-
-
-def _suspect(value: Any, depth: int) -> bool:
-    """Whether the value nests deeper than `MAX_DEPTH` or holds an integer beyond signed 64 bits, which
-    orjson writes (up to 255 levels, up to unsigned 64 bits) but dlt or the warehouse cannot take."""
-    if type(value) is int:
-        return not _INT64[0] <= value <= _INT64[1]
-    if isinstance(value, dict):
-        return depth >= MAX_DEPTH or any(_suspect(item, depth + 1) for item in value.values())
-    if isinstance(value, list):
-        return depth >= MAX_DEPTH or any(_suspect(item, depth + 1) for item in value)
-    return False
 
 
 def _shown(path: str) -> str:
