@@ -76,7 +76,7 @@ class RecordReader:
             if (problem := unreadable(item)) is not None:
                 record_id = _record_key(paths, item)[0]
                 if self.strict:
-                    raise RecordValidationError(stream.name, record_id, [Problem("", None, problem)])
+                    raise RecordValidationError(stream.name, record_id, [Problem("(record)", None, problem)])
                 self.log.quarantine(stream.name, problem, record_id, item, self.redact)
                 continue
             departures: list[Departure] = []

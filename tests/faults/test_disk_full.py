@@ -130,3 +130,36 @@ def test_a_merge_that_runs_out_of_disk_keeps_every_table_before_or_after(
     assert [t for t in after if after[t] != before.get(t)]
     for table in after:
         assert between.get(table) in (before.get(table), after[table]), table
+
+
+@pytest.mark.parametrize(
+    ("step", "error", "line"),
+    [
+        (
+            "load",
+            MemoryError(),
+            "sync failed in the load step: out of memory; give the sync more memory (or a lower DuckDB "
+            "memory_limit in destination.duckdb.credentials.global_config), or sync fewer resources at once "
+            "(--resources), and run again: the tables keep what earlier runs loaded",
+        ),
+        (
+            "load",
+            RuntimeError(
+                "Out of Memory Error: could not allocate block of size 256.0 KiB (1.0 GiB/1.0 GiB used)"
+            ),
+            "sync failed in the load step: out of memory; ",
+        ),
+        (
+            "extract",
+            OSError(28, "No space left on device", "/data/x.gz"),
+            "sync failed in the extract step: no space left on the disk of /data/x.gz; free space there",
+        ),
+        ("load", ValueError("first line\nsecond line"), "sync failed in the load step: first line"),
+    ],
+)
+def test_a_failed_step_is_one_line_saying_what_ran_out(
+    tmp_path: Path, step: str, error: Exception, line: str
+) -> None:
+    pipeline = dlt.pipeline(pipeline_name="one_line", pipelines_dir=str(tmp_path), destination="duckdb")
+    message = failure_line(PipelineStepFailed(pipeline, step, None, error))
+    assert message.startswith(line) and "\n" not in message

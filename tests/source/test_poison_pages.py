@@ -19,6 +19,7 @@ from sandbox.faults import DEEP_LEVELS, POISON_KINDS, poison_payload, render_poi
 from sources.platform.departures import DepartureLog
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.fastpath.page_decoding import PageJob, decode_page
+from sources.platform.models import RecordValidationError
 from sources.platform.records import RecordReader
 from sources.platform.resources import STREAMS
 from sources.platform_client.errors import MalformedResponseError
@@ -179,3 +180,11 @@ def test_a_page_nested_beyond_what_python_parses_is_malformed_not_a_crash() -> N
     body = b'{"items": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}"
     with pytest.raises(MalformedResponseError, match="is not JSON"):
         decode_json(httpx.Response(200, content=body), "list_transfers", 4, str)
+
+
+def test_strict_reading_fails_the_resource_on_an_unreadable_record() -> None:
+    items = _transfers(2)
+    items[1]["status"] = "ok\ud83d"
+    document = decode_json(httpx.Response(200, content=_body(items)), "list_transfers", 4, str)
+    with pytest.raises(RecordValidationError, match="lone surrogate U\\+D83D\\) at status"):
+        RecordReader(strict=True, log=DepartureLog(), redact=str).read(STREAM, document["items"])
