@@ -9,14 +9,14 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from sandbox.faults import DEEP_LEVELS
 from sandbox.testing import SandboxHandle
 from tests.faults.conftest import Reference, database_of, pipeline_in, rerun_clean, run
 from tests.warehouses import SCHEMA, Row, integrity_problems, rows_by_record
 
-# resource -> the poison its records get. (This world's walks are too short to reach the helper
-# processes; their road is tested in tests/source/test_poison_pages.py.)
+# resource -> the poison its records get.
 POISONS = {
     "lesson_comments": "surrogate",
     "event_attendees": "deep",
@@ -45,14 +45,17 @@ def _quarantine(database: str) -> list[tuple[str, str, str, str]]:
         ).fetchall()
 
 
+@pytest.mark.parametrize("items_per_page", [100, 5])
 def test_unreadable_records_are_quarantined_the_rest_loads_then_rerun_ends_exact(
-    tmp_path: Path, sandbox: SandboxHandle, reference: Reference
+    tmp_path: Path, sandbox: SandboxHandle, reference: Reference, items_per_page: int
 ) -> None:
+    """At 5 records a page the walks pass their third page, and their pages go to the helper processes
+    (fastpath/offload.py), the other road a page takes."""
     victims = _victims(reference)
     sandbox.set_faults("poison=" + "+".join(f"{POISONS[r]}@{i}" for r, ids in victims.items() for i in ids))
     pipeline = pipeline_in(tmp_path)
 
-    first = run(pipeline, sandbox)
+    first = run(pipeline, sandbox, items_per_page=items_per_page)
 
     assert first.report.failed == {} and first.report.skipped == {}
     assert first.is_partial
