@@ -37,6 +37,7 @@ from pipelines.interrupt import (
     stop_on_signals,
     tables_loaded_since,
 )
+from pipelines.load_failure import failure_line, quiet_dlt_logs
 from pipelines.lock import LockHeld, run_lock
 from pipelines.messages import HoldResourceOutcomes, grouped_causes, invalid_value_message, step_failure
 from pipelines.output import configure_logging, is_json, print_json, say
@@ -72,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the process's logging (our messages and --log-format json would vanish): off unless asked for.
     os.environ.setdefault("PROVIDERS__ENABLE_AIRFLOW_SECRETS", "false")
     configure_logging(options.verbose, options.log_format)
+    quiet_dlt_logs(options.verbose)
     try:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
@@ -94,8 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(f"configuration error: {invalid_value_message(exc.exception)}", event="exit")
             return EXIT_CONFIG
         message, is_config = step_failure(exc.step, exc.exception)
-        say(message, event="exit")
-        return EXIT_CONFIG if is_config else EXIT_FAILED
+        if is_config:
+            say(message, event="exit")
+            return EXIT_CONFIG
+        say(failure_line(exc), event="exit")  # what ran out (disk, memory) and what to do, in one line
+        return EXIT_FAILED
     except PlatformError as exc:
         say(f"error: {exc}", event="exit")
         return EXIT_FAILED

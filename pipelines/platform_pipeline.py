@@ -16,6 +16,7 @@ from dlt.common.pipeline import LoadInfo
 from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
+from pipelines.load_failure import transactional_loads
 from pipelines.load_memory import run_within_memory
 from pipelines.memory import (
     ReleaseMemoryBetweenSteps,
@@ -133,6 +134,7 @@ def sync(
     if selected:
         source = source.with_resources(*selected)
     prepare_process()
+    transactional_loads(pipeline)
     started = time.monotonic()
     run_options: dict[str, Any] = {"loader_file_format": file_format(pipeline)}
     load_tables_as(source, run_options["loader_file_format"])

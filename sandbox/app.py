@@ -24,7 +24,17 @@ from starlette.types import Receive, Scope, Send
 from sandbox.auth import AuthStore, Identity
 from sandbox.drift import DriftInjector, DriftSettings
 from sandbox.errors import ERROR_CODES, ApiError, JSONResponse, error_response
-from sandbox.faults import CYCLE_KEY, NO_FAULT, Fault, FaultInjector, FaultSpec, close_connection
+from sandbox.faults import (
+    CYCLE_KEY,
+    MALFORMED_BODY,
+    NO_FAULT,
+    Fault,
+    FaultInjector,
+    FaultSpec,
+    close_connection,
+    poison_payload,
+    render_poisoned,
+)
 from sandbox.params import Query, parse_json_body
 from sandbox.ratelimit import Decision, RateLimiter
 from sandbox.webhook_sender import WebhookSender
@@ -156,7 +166,7 @@ class Operation:
             payload = self.d.handler(self.state.world, call)
             if self.state.drift.active:  # after filtering and paging, which use the true values
                 payload = self.state.drift.apply(self.d.name, payload, call.path)
-            response: Response = JSONResponse(payload, status_code=self.d.status)
+            response: Response = self._render(payload)
         except ApiError as exc:
             response = error_response(exc)
         except WorldError as exc:
@@ -169,6 +179,18 @@ class Operation:
         if decision is not None:
             response.headers.update(decision.headers())
         return response
+
+    def _render(self, payload: Any) -> Response:
+        """The answer's body; the opt-in `poison` and `malformed` faults (`sandbox/faults.py`) apply here."""
+        spec = self.state.faults.spec
+        if self.d.name in spec.malformed:
+            self.state.stats.record_fault("malformed")
+            return Response(MALFORMED_BODY, status_code=self.d.status, media_type="application/json")
+        if spec.poison and (poisoned := poison_payload(payload, spec.poison)) is not None:
+            self.state.stats.record_fault("poison")
+            body = render_poisoned(poisoned)
+            return Response(body, status_code=self.d.status, media_type="application/json")
+        return JSONResponse(payload, status_code=self.d.status)
 
 
 def from_world_error(exc: WorldError) -> ApiError:

@@ -5,6 +5,11 @@ Spec: comma-separated `key=value` from `error`, `slow`, `drop`, `truncate` (shar
 already answers 401) and `seed`. Every API request draws the same three random numbers whatever
 happens to it, so the same spec and the same request sequence give the same faults.
 
+Two faults name what they hit instead of drawing it (they draw nothing, so adding them changes no other
+fault): `poison=KIND@ID+KIND@ID...` makes the record with that id (its `id`, or `document.id`) unreadable
+in every answer that carries it (`POISON_KINDS`), and `malformed=OPERATION+...` answers every request of
+those operations 200 with a body that is not JSON.
+
 Dropping a connection needs the socket: an exception raised before the response starts would make
 uvicorn answer a 500, not close the connection. The outer ASGI wrapper therefore keeps uvicorn's
 request cycle (the owner of `send`) in the scope, and `close_connection` closes its transport.
@@ -13,12 +18,21 @@ request cycle (the owner of `send`) in the scope, and `close_connection` closes 
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 import random
 from collections.abc import MutableMapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 SHARE_KEYS = ("error", "slow", "drop", "truncate")
+# What a poisoned record becomes: a lone surrogate (`\ud83d`, as JavaScript writes half an emoji) at the
+# end of its first text field; a `customFields` object nested DEEP_LEVELS levels; its first integer
+# field beyond 64 bits; its first text field HUGE_STRING characters long.
+POISON_KINDS = ("surrogate", "deep", "huge_number", "huge_string")
+DEEP_LEVELS = 254
+HUGE_NUMBER = 2**70
+HUGE_STRING = 2_000_000
 ERROR_STATUSES = (500, 502, 503)
 CYCLE_KEY = "sandbox.cycle"
 
@@ -32,6 +46,8 @@ class FaultSpec:
     slow_seconds: float = 2.0
     revoke_after: int | None = None
     seed: int = 0
+    poison: tuple[tuple[str, str], ...] = ()  # (kind, record id)
+    malformed: tuple[str, ...] = ()  # operation names
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
@@ -56,15 +72,27 @@ class FaultSpec:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if value != getattr(default, f.name):
-                parts.append(f"{f.name}={value:g}" if isinstance(value, float) else f"{f.name}={value}")
+            if value == getattr(default, f.name):
+                continue
+            if f.name == "poison":
+                value = "+".join(f"{kind}@{ident}" for kind, ident in value)
+            elif f.name == "malformed":
+                value = "+".join(value)
+            parts.append(f"{f.name}={value:g}" if isinstance(value, float) else f"{f.name}={value}")
         return ",".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _parse_value(key: str, raw: str) -> float | int:
+def _parse_value(key: str, raw: str) -> Any:
+    if key == "poison":
+        return _parse_poison(raw)
+    if key == "malformed":
+        names = tuple(name.strip() for name in raw.split("+"))
+        if not all(names):
+            raise ValueError(f"fault malformed={raw!r} must name operations, joined by +")
+        return names
     try:
         if key in SHARE_KEYS:
             share = float(raw)
@@ -84,6 +112,74 @@ def _parse_value(key: str, raw: str) -> float | int:
     except ValueError:
         raise ValueError(f"fault {key}={raw!r} has an invalid value") from None
     raise ValueError(f"unknown fault {key!r}; known: {', '.join(f.name for f in fields(FaultSpec))}")
+
+
+def _parse_poison(raw: str) -> tuple[tuple[str, str], ...]:
+    poisons = []
+    for part in raw.split("+"):
+        kind, sep, ident = part.strip().partition("@")
+        if not sep or kind not in POISON_KINDS or not ident:
+            kinds = ", ".join(POISON_KINDS)
+            raise ValueError(f"fault poison={raw!r}: each part is KIND@ID, KIND one of {kinds}")
+        poisons.append((kind, ident))
+    return tuple(poisons)
+
+
+def poison_payload(payload: Any, poisons: tuple[tuple[str, str], ...]) -> Any | None:
+    """The answer (a page with `items`, or a detail) with its named records made unreadable, or None if
+    it carries none of them. The records are copied, never changed where the world keeps them. The
+    answer must then be written by `render_poisoned` (orjson refuses what it now holds)."""
+    paged = isinstance(payload, dict) and isinstance(payload.get("items"), list)
+    records = payload["items"] if paged else [payload]
+    out, hit = [], False
+    for record in records:
+        ident = _record_id(record)
+        kinds = [kind for kind, named in poisons if ident is not None and ident == named]
+        if kinds:
+            record, hit = copy.deepcopy(record), True
+            for kind in kinds:
+                _poison(record, kind)
+        out.append(record)
+    if not hit:
+        return None
+    return {**payload, "items": out} if paged else out[0]
+
+
+def render_poisoned(payload: Any) -> bytes:
+    """JSON as JavaScript's `JSON.stringify` writes it: a lone surrogate as its escape, any integer."""
+    return json.dumps(payload, separators=(",", ":")).encode("ascii")
+
+
+MALFORMED_BODY = b'{"items": [{"id": 1,, "broken'
+
+
+def _record_id(record: Any) -> str | None:
+    if not isinstance(record, dict):
+        return None
+    ident = record.get("id")
+    if ident is None and isinstance(record.get("document"), dict):
+        ident = record["document"].get("id")
+    return None if ident is None else str(ident)
+
+
+def _poison(record: dict[str, Any], kind: str) -> None:
+    if kind == "deep":
+        nested: Any = "bottom"
+        for _ in range(DEEP_LEVELS):
+            nested = {"level": nested}
+        record["customFields"] = nested
+        return
+    wanted = int if kind == "huge_number" else str
+    field_name = next(
+        (k for k, v in record.items() if k != "id" and type(v) is wanted),
+        "poisonedNumber" if kind == "huge_number" else "poisonedText",
+    )
+    if kind == "surrogate":
+        record[field_name] = f"{record.get(field_name) or ''}\ud83d"
+    elif kind == "huge_number":
+        record[field_name] = HUGE_NUMBER
+    else:
+        record[field_name] = "x" * HUGE_STRING
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,8 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    text_ids,
+    uuid_ids,
     whole_number,
 )
 from sources.platform_client.client import PlatformClient
@@ -134,9 +136,9 @@ def platform_source(
     settings = SourceSettings(
         start_date=parse_start_date(start_date),
         items_per_page=positive("items_per_page", items_per_page),
-        event_ids=tuple(str(e) for e in event_ids or ()),
+        event_ids=uuid_ids("event_ids", event_ids),
         community_ids=int_ids("community_ids", community_ids),
-        sale_ids=tuple(str(s) for s in sale_ids or ()),
+        sale_ids=text_ids("sale_ids", sale_ids),
         course_ids=int_ids("course_ids", course_ids),
         schools=parse_schools(schools),
         community_days=positive("community_days", community_days),

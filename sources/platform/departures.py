@@ -28,6 +28,7 @@ from dlt.extract.resource import DltResource
 from dlt.extract.source import DltSource
 
 from sources.platform.models import Departure
+from sources.platform.unreadable import safe_json, valid_text
 
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
@@ -77,15 +78,18 @@ class DepartureLog:
                     continue
                 if departure.kind == "unlisted_value":
                     tally.value_records.setdefault(_as_text(departure.value), set()).add(ident or "")
-                elif departure.kind == "unconvertible":
+                elif departure.kind in ("unconvertible", "unloadable_name"):
                     tally.originals.append((ident, _as_text(departure.value)))
 
     def quarantine(
         self, resource: str, reason: str, record_id: Any, raw: Any, redact: Callable[[str], str]
     ) -> None:
-        """Keep a record that cannot be keyed, with secrets (``redact``) removed from its JSON."""
-        text = redact(json.dumps(raw, default=str, ensure_ascii=False))
-        item = Quarantined(resource, reason, None if record_id is None else str(record_id), text)
+        """Keep a record that cannot be keyed or loaded, with secrets (``redact``) removed from its JSON,
+        kept as text that can be stored (`unreadable.safe_json`: what it changed is added to the reason)."""
+        text, changed = safe_json(raw)
+        reason = f"{reason} (raw_json: {changed})" if changed else reason
+        ident = None if record_id is None else valid_text(str(record_id))
+        item = Quarantined(resource, reason, ident, redact(text))
         with self._lock:
             self._quarantined.append(item)
 
@@ -159,6 +163,10 @@ def _line(resource: str, path: str, kind: str, tally: _Tally) -> str:
         "converted": "came as another JSON type than documented (converted without loss)",
         "unconvertible": f"could not be converted (loaded as null; originals in {DEPARTURES_TABLE})",
         "malformed": "was not of the documented format (loaded as text)",
+        "unloadable_name": (
+            "is a field whose name makes no column of its own (empty, or the column of another field): "
+            f"left out, its values in {DEPARTURES_TABLE}"
+        ),
     }[kind]
     return f"{resource}: {path} {what} in {records}"
 

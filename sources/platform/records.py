@@ -3,6 +3,7 @@ silently, never letting a departed cursor value move a cursor."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -14,6 +15,8 @@ from sources.platform.cursor import Cursor
 from sources.platform.fastpath.columnar import column_name
 from sources.platform.models import Departure, RecordValidationError, parse_record
 from sources.platform.models.hints import unwrap_optional
+from sources.platform.models.parse import Problem
+from sources.platform.unreadable import unreadable
 
 
 class RecordShape(Protocol):
@@ -64,11 +67,18 @@ class RecordReader:
 
         A record that departs from the spec loads and its departures go to `log`; with `strict` it
         raises `RecordValidationError` instead. A record that cannot be keyed (not an object, no usable
-        key) goes to the quarantine."""
+        key) or cannot be loaded at all (`unreadable.py`: a lone surrogate, nesting too deep, an integer
+        beyond 64 bits) goes to the quarantine (with `strict`: raises)."""
         out = []
         cursor_path = ".".join(cursor) if cursor else None
         paths = key_paths(stream)
         for item in items:
+            if (problem := unreadable(item)) is not None:
+                record_id = _record_key(paths, item)[0]
+                if self.strict:
+                    raise RecordValidationError(stream.name, record_id, [Problem("(record)", None, problem)])
+                self.log.quarantine(stream.name, problem, record_id, item, self.redact)
+                continue
             departures: list[Departure] = []
             try:
                 row = parse_record(
@@ -83,12 +93,60 @@ class RecordReader:
             if unkeyed:
                 self.log.quarantine(stream.name, unkeyed, record_id, item, self.redact)
                 continue
+            if unlisted := {d.path for d in departures if d.kind == "unlisted_field"}:
+                if aside := set_aside_clashing_names(row, unlisted):
+                    gone = {d.path for d in aside}
+                    departures = [d for d in departures if d.path not in gone] + aside
             if departures:
                 self.log.record(stream.name, record_id, departures)
             if extra:
                 row.update(extra)
             out.append((row, cursor_path is not None and any(d.path == cursor_path for d in departures)))
         return out
+
+
+def set_aside_clashing_names(
+    row: dict[str, Any], unlisted: set[str], prefix: str = "", top: bool = True, inside: bool = False
+) -> list[Departure]:
+    """Take out of the row (in place, at every level) the fields the spec does not list (`unlisted`:
+    their paths) that dlt would load into no column of their own, and return them as departures
+    (`unloadable_name`, with name and value): a name that makes no column (`__`, ` `), one that makes
+    the column of another field of the same object (`ID` beside `id`, `requested_at` beside
+    `requestedAt`: dlt would load one over the other, the key included), and at the top of a table a
+    name of dlt's own columns (`_dlt_id`). The fields of the spec keep their columns."""
+    found: list[Departure] = []
+    taken: set[str] = set()
+
+    def order(key: Any) -> tuple[bool, bool, str]:  # the spec's fields first, then names like theirs
+        unknown = inside or f"{prefix}{key}" in unlisted
+        return (unknown, not _plain(key), str(key))
+
+    for key in sorted(row, key=order):
+        path = f"{prefix}{key}"
+        unknown = inside or path in unlisted
+        name = column_name((key,)) if isinstance(key, str) else ""
+        value = row[key]
+        if unknown and (not name or name in taken or (top and name.startswith("_dlt_"))):
+            del row[key]
+            found.append(Departure(path, "unloadable_name", _named(key, value)))
+            continue
+        taken.add(name)
+        if isinstance(value, dict):
+            found += set_aside_clashing_names(value, unlisted, f"{path}.", False, unknown)
+        elif isinstance(value, list):
+            for element in value:
+                if isinstance(element, dict):  # a child row: its own `_dlt_` columns too
+                    found += set_aside_clashing_names(element, unlisted, f"{path}[].", True, unknown)
+    return found
+
+
+def _plain(key: Any) -> bool:
+    """Whether the name is as the API's own names are (camelCase letters and digits)."""
+    return isinstance(key, str) and key.isascii() and key.isalnum()
+
+
+def _named(key: str, value: Any) -> str:
+    return json.dumps({key: value}, default=str, ensure_ascii=False)
 
 
 def new_rows(cursor: Cursor, tracked: TrackedRows, field: str) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ before the first request, so a typo fails fast with a message that says what to 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +17,7 @@ import pendulum
 from sources.platform_client.errors import ConfigurationError
 
 DEFAULT_START_DATE = "2024-01-01"
+EARLIEST_START_DATE = pendulum.datetime(2000, 1, 1, tz="UTC")
 DEFAULT_ITEMS_PER_PAGE = 100
 DEFAULT_COMMUNITY_DAYS = 30
 DEFAULT_FISCAL_WINDOW_DAYS = 30
@@ -73,8 +75,10 @@ class SourceSettings:
     cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS
 
 
-def parse_start_date(value: str | datetime) -> datetime:
-    """Parse the configured start date (`YYYY-MM-DD` or ISO 8601) into an aware UTC datetime."""
+def parse_start_date(value: str | datetime, now: datetime | None = None) -> datetime:
+    """Parse the configured start date (`YYYY-MM-DD` or ISO 8601) into an aware UTC datetime: not after
+    `now` (a run from the future reads nothing and says nothing) and not before `EARLIEST_START_DATE`
+    (no platform data is older; a year below 1000 would even be sent as `1-01-01T...`)."""
     parsed: object
     if isinstance(value, datetime):
         parsed = pendulum.instance(value)
@@ -88,7 +92,19 @@ def parse_start_date(value: str | datetime) -> datetime:
             ) from exc
     if not isinstance(parsed, pendulum.DateTime):
         raise ConfigurationError(f"start_date {value!r} is not a date: use YYYY-MM-DD")
-    return parsed.in_timezone("UTC")
+    start = parsed.in_timezone("UTC")
+    now = pendulum.now("UTC") if now is None else now
+    if start > now:
+        raise ConfigurationError(
+            f"start_date {value!r} is in the future (now {now:%Y-%m-%d %H:%M} UTC): nothing could be read "
+            f'from it; use a past date, e.g. start_date = "{DEFAULT_START_DATE}"'
+        )
+    if start < EARLIEST_START_DATE:
+        raise ConfigurationError(
+            f"start_date {value!r} is before {EARLIEST_START_DATE:%Y-%m-%d}, older than any data of the "
+            f'platform; use a later date, e.g. start_date = "{DEFAULT_START_DATE}"'
+        )
+    return start
 
 
 LIST_EXAMPLES = {"student_slugs": '["ana-lima"]', "delivery_ids": "[12]"}
@@ -116,6 +132,7 @@ def parse_schools(value: Sequence[Mapping[str, Any]] | None) -> tuple[School, ..
                 f"schools[{position}] has unknown keys {sorted(unknown)}: "
                 "the keys are team_slug, student_slugs and delivery_ids"
             )
+        text_ids(f"schools[{position}].team_slug", [entry["team_slug"]])
         for key in ("student_slugs", "delivery_ids"):
             listed = entry.get(key)
             if listed is not None and (
@@ -126,15 +143,11 @@ def parse_schools(value: Sequence[Mapping[str, Any]] | None) -> tuple[School, ..
                     f"schools[{position}].{key} must be a list, e.g. "
                     f"{key} = {LIST_EXAMPLES[key]}; got {listed!r}"
                 )
-        try:
-            delivery_ids = tuple(int(d) for d in entry.get("delivery_ids") or ())
-        except (TypeError, ValueError) as exc:
-            raise ConfigurationError(f"schools[{position}].delivery_ids must be numbers") from exc
         schools.append(
             School(
-                team_slug=str(entry["team_slug"]),
-                student_slugs=tuple(str(s) for s in entry.get("student_slugs") or ()),
-                delivery_ids=delivery_ids,
+                team_slug=str(entry["team_slug"]).strip(),
+                student_slugs=text_ids(f"schools[{position}].student_slugs", entry.get("student_slugs")),
+                delivery_ids=int_ids(f"schools[{position}].delivery_ids", entry.get("delivery_ids")),
             )
         )
     return tuple(schools)
@@ -196,7 +209,46 @@ def non_negative(name: str, value: float) -> float:
 
 
 def int_ids(name: str, values: Sequence[Any] | None) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in values or ())
-    except (TypeError, ValueError) as exc:
-        raise ConfigurationError(f"{name} must be a list of numeric ids, got {values!r}") from exc
+    """Numeric ids: each a positive whole number (or its digits as text)."""
+    ids = []
+    for position, value in enumerate(values or ()):
+        text = str(value).strip()
+        if isinstance(value, bool | float) or not text.isascii() or not text.isdigit() or int(text) <= 0:
+            raise ConfigurationError(
+                f"{name}[{position}] is {value!r}, not an id: {name} must be a list of positive numeric ids, "
+                f"e.g. {name} = [12, 34]"
+            )
+        ids.append(int(text))
+    return tuple(ids)
+
+
+def uuid_ids(name: str, values: Sequence[Any] | None) -> tuple[str, ...]:
+    """Ids the API writes as uuids (events): each one, as text."""
+    ids = []
+    for position, value in enumerate(values or ()):
+        text = value.strip() if isinstance(value, str) else ""
+        try:
+            uuid.UUID(text)
+            ids.append(text)
+        except ValueError:
+            ids.append("")
+        if not ids[-1]:
+            raise ConfigurationError(
+                f"{name}[{position}] is {value!r}, not a uuid: {name} must be a list of uuids, "
+                f'e.g. {name} = ["4f6c3a1e-2b7d-4c1a-9f3e-8d2b6a5c7e90"]'
+            )
+    return tuple(ids)
+
+
+def text_ids(name: str, values: Sequence[Any] | None) -> tuple[str, ...]:
+    """Ids that go into a request's path (sale ids, slugs): each non-empty, with no space or `/`."""
+    ids = []
+    for position, value in enumerate(values or ()):
+        text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+        if not text or not text.isprintable() or any(c in text for c in " /?#%\\"):
+            raise ConfigurationError(
+                f"{name}[{position}] is {value!r}, not an id: each must be non-empty, with no space, "
+                f"/, ?, # or %"
+            )
+        ids.append(text)
+    return tuple(ids)

@@ -8,6 +8,7 @@ tries were made.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -75,14 +76,26 @@ def decode_json(
 
 
 def _loads_json(content: bytes) -> Any:
-    """A JSON document; `ValueError` if the bytes are not one."""
+    """A JSON document; `ValueError` if the bytes are not one (or nest deeper than Python parses)."""
     # orjson parses a page several times faster than the standard library (bench/README.md), but
-    # refuses what Python's own parser takes: integers beyond 64 bits, NaN and Infinity. Those documents
-    # are parsed again the slow way rather than called malformed.
+    # refuses what Python's own parser takes (NaN, Infinity, a lone surrogate, nesting beyond 255
+    # levels) and turns an integer beyond 64 bits into a float without a
+    # word (2**70 becomes 1.1805916207174113e+21). Those documents are parsed the slow way, which keeps
+    # every integer exact, rather than called malformed; a record holding one is quarantined later
+    # (`sources/platform/unreadable.py`).
     try:
-        return orjson.loads(content)
+        if _LONG_DIGITS.search(content) is None:
+            return orjson.loads(content)
     except orjson.JSONDecodeError:
+        pass
+    try:
         return json.loads(content)
+    except RecursionError:
+        raise ValueError("the JSON nests deeper than Python's parser goes") from None
+
+
+# 19 digits in a row: perhaps an integer beyond 64 bits (or a long fraction, parsed the same either way).
+_LONG_DIGITS = re.compile(rb"\d{19}")
 
 
 def status_failure(

@@ -58,6 +58,31 @@ CASES = [
         "schools[0].student_slugs must be a list, e.g. student_slugs = [\"ana-lima\"]; got 'one-slug'",
     ),
     ("config.toml", 'event_ids = "abc"', "event_ids must be a list of event ids"),
+    # Settings checked before any request (issue 26).
+    ("config.toml", 'start_date = "2999-01-01"', "start_date '2999-01-01' is in the future (now "),
+    (
+        "env",
+        {"start_date": "1999-12-31"},
+        "start_date '1999-12-31' is before 2000-01-01, older than any data",
+    ),
+    ("config.toml", 'start_date = "0999-01-01"', "start_date '0999-01-01' is before 2000-01-01"),
+    ("config.toml", 'start_date = "2024-13-45"', "start_date '2024-13-45' is not a date"),
+    ("config.toml", 'event_ids = [""]', "event_ids[0] is '', not a uuid: event_ids must be a list of uuids"),
+    ("config.toml", 'event_ids = ["4f6c3a1e-2b7d"]', "event_ids[0] is '4f6c3a1e-2b7d', not a uuid"),
+    ("config.toml", "community_ids = [12, 0]", "community_ids[1] is 0, not an id: community_ids must be"),
+    ("config.toml", 'course_ids = ["7a"]', "course_ids[0] is '7a', not an id"),
+    ("config.toml", 'sale_ids = ["100", " "]', "sale_ids[1] is ' ', not an id: each must be non-empty"),
+    ("config.toml", 'sale_ids = ["1/../2"]', "sale_ids[0] is '1/../2', not an id"),
+    (
+        "config.toml",
+        'schools = [{team_slug = "a", student_slugs = ["ana", ""]}]',
+        "schools[0].student_slugs[1] is '', not an id",
+    ),
+    (
+        "config.toml",
+        'schools = [{team_slug = "a", delivery_ids = [-3]}]',
+        "schools[0].delivery_ids[0] is -3, not an id",
+    ),
     (
         "config.toml",
         'access_token = "config-token"',

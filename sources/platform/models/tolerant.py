@@ -38,7 +38,16 @@ from pydantic.fields import FieldInfo
 
 from .common import DateOrTimestamp, DecimalValue, Timestamp, Uuid, parse_decimal, parse_timestamp
 
-KINDS = ("null", "missing", "unlisted_value", "unlisted_field", "converted", "unconvertible", "malformed")
+KINDS = (
+    "null",
+    "missing",
+    "unlisted_value",
+    "unlisted_field",
+    "converted",
+    "unconvertible",
+    "malformed",
+    "unloadable_name",  # records.py: a field whose name is no column of its own (empty, or another's)
+)
 
 # Free-text personal fields: a departure there records its kind only, never the value.
 PERSONAL_KEYS = frozenset(
