@@ -37,7 +37,7 @@ from sources.platform_client.outcomes import (
     transport_failure,
 )
 from sources.platform_client.paging import Page, PageWalk, parse_envelope
-from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters
+from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters, Verdict
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
 from sources.platform_client.retry import RetryPolicy
 from sources.platform_client.stats import OperationStats, StatsBook, total_stats
@@ -339,18 +339,20 @@ class PlatformClient:
             self._clock.monotonic() - started,
         )
         if response.is_success:
+            self._limiters.get(operation.name).on_success(permit)
             try:
                 return parse(response)
             except MalformedResponseError as exc:
                 return malformed_failure(operation, exc)
         failed = status_failure(operation, response, url, self._redactor.redact)
         if response.status_code == 429:
-            self._stats.add(operation.name, rate_limited=1)
-            self._limiters.get(operation.name).on_rate_limited(
+            verdict = self._limiters.get(operation.name).on_rate_limited(
                 permit,
                 retry_after=self._policy.server_delay(failed.failure, self._clock.now()),
                 server_limit=int_header(response, "X-RateLimit-Limit"),
             )
+            foreign = int(verdict is Verdict.FOREIGN)
+            self._stats.add(operation.name, rate_limited=1, foreign_rate_limited=foreign)
         return failed
 
     def redact(self, text: str) -> str:
