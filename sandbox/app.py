@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from sandbox.auth import AuthStore, Identity
 from sandbox.drift import DriftInjector, DriftSettings
 from sandbox.errors import ERROR_CODES, ApiError, JSONResponse, error_response
 from sandbox.faults import CYCLE_KEY, NO_FAULT, Fault, FaultInjector, FaultSpec, close_connection
+from sandbox.moving import MovingLists
 from sandbox.params import Query, parse_json_body
 from sandbox.ratelimit import Decision, RateLimiter
 from sandbox.webhook_sender import WebhookSender
@@ -77,6 +79,7 @@ class SandboxState:
     stats: Stats = field(default_factory=Stats)
     drift: DriftInjector = field(default_factory=DriftInjector)
     webhooks: WebhookSender = field(default_factory=WebhookSender)  # docs/contracts.md part 6
+    moving: MovingLists = field(default_factory=MovingLists)  # the `reorder` fault
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,8 @@ class Operation:
         if fault.delay:
             stats.record_fault("slow")
             await asyncio.sleep(fault.delay)
+        if fault.latency:
+            await asyncio.sleep(fault.latency)
         if fault.revoke and self.state.auth.revoke(Request(scope).headers.get("authorization")):
             stats.record_fault("revoke")
 
@@ -147,6 +152,9 @@ class Operation:
         try:
             token = self.state.auth.authenticate(request.headers.get("authorization"))
             self.state.auth.require(token, self.d.scopes)
+            if fault.foreign:
+                self.state.stats.record_fault("foreign_429")
+                raise foreign_rate_limited(self.state.limiter, self.d.name)
             if self.state.limiter.enabled:
                 decision = self.state.limiter.check(token.access_token, self.d.name)
                 if not decision.allowed:
@@ -154,6 +162,11 @@ class Operation:
             body = parse_json_body(await request.body()) if self.d.has_body else None
             call = Call(request.path_params, Query(request.query_params), body)
             payload = self.d.handler(self.state.world, call)
+            if self.state.faults.spec.reorder:
+                spec, moved = self.state.faults.spec, len(self.state.moving.moved)
+                payload = self.state.moving.serve(spec, self.d, self.state.world, call, payload)
+                if len(self.state.moving.moved) > moved:
+                    self.state.stats.record_fault("reorder")
             if self.state.drift.active:  # after filtering and paging, which use the true values
                 payload = self.state.drift.apply(self.d.name, payload, call.path)
             response: Response = JSONResponse(payload, status_code=self.d.status)
@@ -169,6 +182,15 @@ class Operation:
         if decision is not None:
             response.headers.update(decision.headers())
         return response
+
+
+def foreign_rate_limited(limiter: RateLimiter, operation: str) -> ApiError:
+    """The `foreign_429` fault: the budget spent by another application of the account. `Retry-After` is
+    the time one request takes to come back at the operation's rate (whole seconds, at least 1)."""
+    limit = limiter.limit_of(operation)
+    seconds = max(1, math.ceil(60.0 / (limit * limiter.time_scale)))
+    headers = {"Retry-After": str(seconds), "X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0"}
+    return ApiError(429, f"rate limit exceeded for {operation}; retry later", headers=headers)
 
 
 def from_world_error(exc: WorldError) -> ApiError:

@@ -184,10 +184,13 @@ class PlatformClient:
         path_params: Mapping[str, object] | None = None,
         params: Mapping[str, object] | None = None,
         decode: PageDecode | None = None,
+        distinct: bool = False,
     ) -> Iterator[Page]:
-        """Yield the non-empty pages of a paged list one by one, fetching each only when asked for.
+        """Yield the non-empty pages of a paged list in order, fetching a few ahead (`walking.py`); a list
+        that moved under the walk is walked again.
 
         `decode`, if given, is offered each page's body first; pages it returns None for are decoded here.
+        `distinct`: a record (by its `id`) comes at most once, even when the list is walked again.
         """
         operation = self._operation(operation_name)
         if not operation.paged:
@@ -201,7 +204,7 @@ class PlatformClient:
             )
         path = operation.render_path(path_params)
         query = self._query(operation, params)
-        return self._walk(operation, path, query, decode)
+        return self._walk(operation, path, query, decode, distinct)
 
     def close(self) -> None:
         """Close the connection pool and the threads that fetch pages ahead."""
@@ -239,7 +242,12 @@ class PlatformClient:
         return query
 
     def _walk(
-        self, operation: Operation, path: str, query: dict[str, Any], decode: PageDecode | None
+        self,
+        operation: Operation,
+        path: str,
+        query: dict[str, Any],
+        decode: PageDecode | None,
+        distinct: bool,
     ) -> Iterator[Page]:
         def fetch(number: int) -> Page:
             return self._call(
@@ -253,7 +261,7 @@ class PlatformClient:
         def on_loop() -> None:
             self._stats.add(operation.name, errors=1)
 
-        return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop)
+        return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop, distinct)
 
     def _page(
         self, response: httpx.Response, *, operation: Operation, number: int, decode: PageDecode | None

@@ -19,7 +19,9 @@ changes, a record comes twice (by its `id`, or `document.id` for fiscal document
 one), a page other than the last is short, the last page holds other than the total promised, a page is
 empty before the announced end. Its pages are yielded all the same (they are what the server said), and
 when the walk ends the whole list is walked again, up to `MAX_WALKS` walks in all. Its records come
-twice in the run; the merge on the key keeps one (newest by `newest_by`). A list still moving on its last
+twice in the run; the merge on the key keeps one (newest by `newest_by`). A caller that keeps what it is
+given as it is (a snapshot replaced or appended by each scan) asks for `distinct` pages: each record at
+most once, the first time it came. A list still moving on its last
 walk raises `ListMovedError`: the caller's resource fails and its cursor is not committed, so no state
 moves past a record that may have been skipped.
 """
@@ -32,6 +34,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from sources.platform_client.errors import ApiError, ListMovedError, PagingLoopError
@@ -145,13 +148,21 @@ def walk_pages(
     pool: PagePool,
     pages_ahead: int,
     on_loop: Callable[[], None],
+    distinct: bool = False,
 ) -> Iterator[Page]:
     """The pages of a list, walked again while it moves (module docstring); `fetch(number)` gets one
-    page, `on_loop` counts a paging loop before it is raised."""
+    page, `on_loop` counts a paging loop before it is raised. `distinct`: each record (by its key) at
+    most once over all the walks, the first time it comes (pages left empty are not yielded)."""
+    yielded: set[int] = set()
     for walk_number in range(1, MAX_WALKS + 1):
         watch = MoveWatch()
         walk = PageWalk(operation)
-        yield from _one_walk(walk, fetch, pool, pages_ahead, on_loop, watch)
+        for page in _one_walk(walk, fetch, pool, pages_ahead, on_loop, watch):
+            if distinct:
+                page = _unseen(page, yielded)
+                if not len(page.items):
+                    continue
+            yield page
         moved = watch.verdict(numbering_consistent=not walk.probed_zero)
         if moved is None:
             return
@@ -215,6 +226,21 @@ def _one_walk(
                 _plan(ahead, walk.upcoming(window) if window > 1 else [], fetch, pool)
     finally:
         _cancel(ahead)
+
+
+def _unseen(page: Page, yielded: set[int]) -> Page:
+    """The page without the records already yielded (records without keys are all kept)."""
+    if not isinstance(page.items, list):
+        return page
+    keys = record_keys(page.items)
+    if keys is None:
+        return page
+    kept = []
+    for item, key in zip(page.items, keys, strict=True):
+        if hash(key) not in yielded:
+            yielded.add(hash(key))
+            kept.append(item)
+    return page if len(kept) == len(page.items) else replace(page, items=kept)
 
 
 def _plan(

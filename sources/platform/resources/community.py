@@ -48,7 +48,10 @@ def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The members who commented in each community, stamped with this run's snapshot time."""
     for community_id, path, params, extra in _communities(ctx):
         try:
-            for page in ctx.client.paginate(stream.operation, path_params=path, params=params):
+            # A snapshot appended as it comes: a record twice (the list moved under the walk) would be a
+            # duplicate row, so each commenter comes once.
+            pages = ctx.client.paginate(stream.operation, path_params=path, params=params, distinct=True)
+            for page in pages:
                 yield ctx.parse(stream, page.items, extra)
         except PermissionDeniedError as exc:
             ctx.report.warn(f"community {community_id} was not read: {exc}")

@@ -25,7 +25,9 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     The table is replaced by what is yielded, so a run that fails half way must yield nothing.
     """
     snapshot: Rows = []
-    for page in ctx.client.paginate("list_products"):
+    # Each product once, even when the list moved under the walk and is walked again: the snapshot
+    # replaces the table, so a product's children twice would be duplicate rows.
+    for page in ctx.client.paginate("list_products", distinct=True):
         for product in page.items:
             product_id = str(product["id"])
             try:
