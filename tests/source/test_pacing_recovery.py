@@ -145,3 +145,18 @@ def test_retry_after_as_an_http_date_on_429(make_client, script, clock):
     client, api = make_client(script(limited, httpx.Response(200, json={})))
     client.request("list_webhook_origins")
     assert [s.at for s in api.seen] == [0.0, 5.0]
+
+
+def test_the_summary_tells_another_clients_429s_apart():
+    import io
+
+    from pipelines.platform_pipeline import SyncResult
+    from pipelines.summary import print_summary
+    from sources.platform.report import RunReport
+
+    report = RunReport()
+    report.count_rate_limited_with(lambda: {"sale_details": (5, 3)})
+    result = SyncResult(None, {}, {"sale_details": 120}, {}, report)
+    out = io.StringIO()
+    print_summary(result, out)
+    assert "sale_details: 5 answered 429, 3 of them from another client of this account" in out.getvalue()
