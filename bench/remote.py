@@ -90,6 +90,7 @@ def _ours(
         "seconds": result["seconds"],
         "requests": _requests(stats),
         "rate_limited": sum(c.get("429", 0) for c in _api_counts(stats).values()),
+        "server_in_flight": stats.get("in_flight"),
         "rows": result.get("rows"),
         "failed": result.get("failed"),
         "faults": stats.get("faults", {}),
@@ -114,6 +115,7 @@ def _rest_api(sandbox: Any, catalog: Mapping[str, Any], directory: Path, name: s
         "seconds": result["seconds"],
         "requests": _requests(stats),
         "rate_limited": sum(c.get("429", 0) for c in _api_counts(stats).values()),
+        "server_in_flight": stats.get("in_flight"),
         "rows": result.get("rows"),
     }
 
@@ -121,7 +123,13 @@ def _rest_api(sandbox: Any, catalog: Mapping[str, Any], directory: Path, name: s
 def hidden(without: Mapping[str, Any], with_latency: Mapping[str, Any], latency: float) -> dict[str, Any]:
     """Added time, its share of the time without latency, and the requests in flight on average."""
     added = with_latency["seconds"] - without["seconds"]
+    measured = with_latency.get("server_in_flight") or {}
+    busy = measured.get("busy_seconds")
     return {
+        # Measured at the sandbox: the mean number of requests in flight while any was (a figure that
+        # the machine's load does not blur as it blurs the difference of two wall times).
+        "server_in_flight": measured["request_seconds"] / busy if busy else None,
+        "server_busy_seconds": busy,
         "seconds_without": without["seconds"],
         "seconds_with": with_latency["seconds"],
         "added_seconds": added,
@@ -259,8 +267,9 @@ def markdown(figures: Mapping[str, Any]) -> str:
             f"## (a) {latency['latency_ms']:g} ms a request, rate limits on (world scale "
             f"{latency['world_scale']}, time scale {latency['time_scale']:g})",
             "",
-            "| run | without latency | with latency | added | added share | requests | in flight |",
-            "|---|---|---|---|---|---|---|",
+            "| run | without latency | with latency | added | added share | requests | in flight "
+            "(requests x latency / added) | in flight at the server (busy time) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for key, name in (
             ("ours_lists", "our sync, paged lists"),
@@ -271,7 +280,9 @@ def markdown(figures: Mapping[str, Any]) -> str:
             lines.append(
                 f"| {name} | {row['seconds_without']:.2f} s | {row['seconds_with']:.2f} s | "
                 f"{row['added_seconds']:.2f} s | {_number(row['added_share'], '{:.0%}')} | "
-                f"{row['requests']} | {_number(row['in_flight'], '{:.1f}')} |"
+                f"{row['requests']} | {_number(row['in_flight'], '{:.1f}')} | "
+                f"{_number(row['server_in_flight'], '{:.1f}')} "
+                f"({_number(row['server_busy_seconds'], '{:.1f} s')}) |"
             )
         lines.append("")
     foreign = figures.get("foreign")
@@ -291,6 +302,8 @@ def markdown(figures: Mapping[str, Any]) -> str:
                 f"{_number(run['over_bound'], 'x{:.3f}')} | {run['rate_limited']} | {run['requests']} |"
             )
         lines.append("")
+    load = figures.get("load_average", {})
+    lines += [f"Load average (1, 5, 15 min) at start {load.get('start')}, at end {load.get('end')}.", ""]
     lines += ["## Targets", ""]
     for target in figures.get("targets", []):
         value = target["value"]

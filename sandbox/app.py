@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +57,26 @@ class Stats:
         self.total = 0
         self.operations: dict[str, dict[str, int]] = {}
         self.faults: dict[str, int] = {}
+        # Requests in flight over time, measured while `latency_ms` is on: seconds with at least one in
+        # flight, and the sum of every request's time in the server.
+        self._in_flight = 0
+        self._since = 0.0
+        self.busy_seconds = 0.0
+        self.request_seconds = 0.0
+
+    def _advance(self, now: float) -> None:
+        if self._in_flight:
+            self.busy_seconds += now - self._since
+            self.request_seconds += (now - self._since) * self._in_flight
+        self._since = now
+
+    def enter(self, now: float) -> None:
+        self._advance(now)
+        self._in_flight += 1
+
+    def leave(self, now: float) -> None:
+        self._advance(now)
+        self._in_flight = max(0, self._in_flight - 1)
 
     def record(self, operation: str, status: int | str) -> None:
         self.total += 1
@@ -66,7 +87,11 @@ class Stats:
         self.faults[kind] = self.faults.get(kind, 0) + 1
 
     def snapshot(self) -> dict[str, Any]:
-        return {"total": self.total, "operations": self.operations, "faults": self.faults}
+        snapshot: dict[str, Any] = {"total": self.total, "operations": self.operations, "faults": self.faults}
+        if self.request_seconds:
+            busy, requests = self.busy_seconds, self.request_seconds
+            snapshot["in_flight"] = {"busy_seconds": busy, "request_seconds": requests}
+        return snapshot
 
 
 @dataclass
@@ -113,6 +138,17 @@ class Operation:
         self.d = definition
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # With `latency_ms` on, the time-weighted number of requests in flight is measured (bench/).
+        tracked = self.state.faults.spec.latency_ms > 0
+        if tracked:
+            self.state.stats.enter(time.monotonic())
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            if tracked:
+                self.state.stats.leave(time.monotonic())
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         state, name = self.state, self.d.name
         fault = state.faults.next()
         if fault is not NO_FAULT:

@@ -98,3 +98,30 @@ def test_new_keys_are_validated():
     for bad in ("latency_ms=-1", "foreign_429=2", "reorder=-1"):
         with pytest.raises(ValueError, match="invalid value"):
             FaultSpec.parse(bad)
+
+
+def test_with_latency_the_stats_measure_the_requests_in_flight(sandbox):
+    import threading
+
+    sandbox.set_faults("latency_ms=500")
+    sandbox.reset_stats()
+    try:
+        token = sandbox.token()
+        headers = {"Authorization": f"Bearer {token}"}
+        statuses: list[int] = []
+
+        def one() -> None:
+            statuses.append(httpx.get(sandbox.base_url + PATH, headers=headers, timeout=10).status_code)
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        measured = sandbox.stats()["in_flight"]
+    finally:
+        sandbox.set_faults(None)
+        sandbox.reset_stats()
+    assert statuses == [200] * 4
+    assert measured["request_seconds"] >= 4 * 0.5
+    assert measured["request_seconds"] / measured["busy_seconds"] > 1.5  # 4 sent at once
