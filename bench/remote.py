@@ -61,7 +61,13 @@ def served_bound(stats: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
     for operation, counts in _api_counts(stats).items():
         served = sum(n for status, n in counts.items() if status != "429")
         limit = SPEC_LIMITS.get(operation, DEFAULT_LIMIT)
-        bounds[operation] = {"served": served, "limit": limit, "seconds": served / limit * window}
+        bounds[operation] = {
+            "served": served,
+            "limit": limit,
+            "seconds": served / limit * window,
+            # The sandbox's buckets start full: the first window's burst costs no wait.
+            "burst_seconds": max(0, served - limit) / limit * window,
+        }
     slowest = max(bounds, key=lambda op: bounds[op]["seconds"])
     return {"operation": slowest, **bounds[slowest]}
 
@@ -203,6 +209,8 @@ def run_foreign(options: argparse.Namespace, work: Path) -> dict[str, Any]:
             bound = served_bound(run.pop("stats"), time_scale)
             run["bound"] = bound
             run["over_bound"] = run["seconds"] / bound["seconds"] if bound["seconds"] else None
+            burst = bound["burst_seconds"]
+            run["over_burst_bound"] = run["seconds"] / burst if burst else None
             out[label] = run
             log(
                 f"  {label}: {run['seconds']:.1f}s against {bound['seconds']:.1f}s ({bound['operation']}): "
@@ -291,15 +299,17 @@ def markdown(figures: Mapping[str, Any]) -> str:
             f"## (b) 429s from another client, {foreign['share']:g} of requests (world scale "
             f"{foreign['world_scale']}, time scale {foreign['time_scale']:g})",
             "",
-            "| run | seconds | bound (operation) | over bound | 429s | requests |",
-            "|---|---|---|---|---|---|",
+            "| run | seconds | bound (operation) | over bound | over the bound less the first burst | 429s "
+            "| requests |",
+            "|---|---|---|---|---|---|---|",
         ]
         for label in ("without", "with"):
             run = foreign[label]
             bound = run["bound"]
             lines.append(
                 f"| {label} | {run['seconds']:.1f} | {bound['seconds']:.1f} s ({bound['operation']}) | "
-                f"{_number(run['over_bound'], 'x{:.3f}')} | {run['rate_limited']} | {run['requests']} |"
+                f"{_number(run['over_bound'], 'x{:.3f}')} | {_number(run['over_burst_bound'], 'x{:.3f}')} | "
+                f"{run['rate_limited']} | {run['requests']} |"
             )
         lines.append("")
     load = figures.get("load_average", {})
@@ -329,6 +339,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def run_all(options: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Both parts (those not skipped), with the load average around them and their targets."""
+    figures: dict[str, Any] = {"load_average": {"start": harness.load_average()}}
+    if "latency" not in options.skip:
+        figures["latency"] = run_latency(options, work)
+    if "foreign" not in options.skip:
+        figures["foreign"] = run_foreign(options, work)
+    figures["load_average"]["end"] = harness.load_average()
+    figures["targets"] = targets(figures)
+    return figures
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from bench.provenance import git_state, versions
 
@@ -338,16 +360,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python -m bench.remote " + " ".join(argv or []),
         "machine": harness.machine(),
-        "load_average": {"start": harness.load_average()},
         "versions": versions(),
         "git": git_state(),
+        **run_all(options, work),
     }
-    if "latency" not in options.skip:
-        figures["latency"] = run_latency(options, work)
-    if "foreign" not in options.skip:
-        figures["foreign"] = run_foreign(options, work)
-    figures["load_average"]["end"] = harness.load_average()
-    figures["targets"] = targets(figures)
     out = options.out or (harness.ROOT / "bench" / "results" / f"{datetime.now(UTC):%Y-%m-%d}-remote")
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
