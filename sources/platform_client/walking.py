@@ -31,11 +31,13 @@ moves past a record that may have been skipped.
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
+import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
@@ -55,31 +57,58 @@ DEFAULT_PAGES_AHEAD_TOTAL = 16
 
 
 class PagePool:
-    """The threads that fetch pages ahead, shared by every walk of a client; started on first use."""
+    """The threads that fetch pages ahead, shared by every walk of a client; started as needed, up to
+    `total`. Daemon threads: a sync that ends (Ctrl-C included) does not wait for pages nobody will take,
+    which a `ThreadPoolExecutor`'s threads would make it do, each to the end of its rate-limit wait."""
 
     def __init__(self, total: int) -> None:
         self.total = max(1, total)
         self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
+        self._jobs: queue.SimpleQueue[tuple[Future[Page], Callable[[], Page]] | None] = queue.SimpleQueue()
+        self._threads = 0
+        self._idle = 0
         self._closed = False
 
     def submit(self, fetch: Callable[[int], Page], number: int) -> Future[Page]:
         """Fetch page `number` in a pool thread, in the caller's context (e.g. dlt's pipeline context)."""
+        future: Future[Page] = Future()
+        context = contextvars.copy_context()
         with self._lock:
             if self._closed:
                 raise RuntimeError("the client is closed")
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(self.total, thread_name_prefix="platform-sync-page")
-            context = contextvars.copy_context()
-            return self._executor.submit(context.run, fetch, number)
+            self._jobs.put((future, functools.partial(context.run, fetch, number)))
+            if self._idle:
+                self._idle -= 1
+            elif self._threads < self.total:
+                self._threads += 1
+                threading.Thread(target=self._work, name="platform-sync-page", daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, call = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(call())
+                except BaseException as error:  # handed to the walk, which raises it in its turn
+                    future.set_exception(error)
+            with self._lock:
+                self._idle += 1
 
     def close(self) -> None:
-        """Stop the threads once their requests end; pages not started are cancelled."""
+        """Let the threads end once their requests end; pages not started are dropped."""
         with self._lock:
             self._closed = True
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            threads = self._threads
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
+        for _ in range(threads):
+            self._jobs.put(None)
 
 
 def record_keys(items: Any) -> list[Any] | None:
