@@ -14,6 +14,8 @@ Writes `report.md`, `figures.json` and `chart.png` to `--out`. Everything runs a
    Then one full sync of every resource (sale details capped) and `dbt build` on it.
 2. Request economy with rate limits on: a full sync against the sandbox with its limits enforced (time
    scale shortening the windows) against the bound the limits impose, 429s, then an incremental run.
+3. With `--remote`: a remote API that other applications share (`bench/remote.py`, also runnable alone):
+   latency hidden (150 ms a request), and 429s from another client of the account against the rate bound.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import harness, report
+from bench import harness, remote, report
 from bench.listings import ITEMS_PER_PAGE, LIST_RESOURCES
 from bench.progress import log
 from bench.provenance import duckdb_memory_limit, git_state, versions
@@ -116,6 +118,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="runs of our sync on exact and on drifting pages at the largest scale (default 2; quick 1; "
         "0 skips them)",
     )
+    parser.add_argument(
+        "--remote",
+        action="store_true",
+        help="also run the remote-API section (latency, foreign 429s: about 10 min; "
+        "alone: python -m bench.remote)",
+    )
     parser.add_argument("--keep-work", action="store_true", help="keep bench/work/run-* (logs, configs)")
     parser.add_argument("--work", type=Path, help="work folder (default bench/work/run-<time>)")
     options = parser.parse_args(argv)
@@ -171,14 +179,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures["tolerance"] = run_tolerance(options, largest, work / f"tolerance-{largest}")
     if not options.no_rate_limits:
         figures["rate_limits"] = run_rate_limits(options, work)
+    if options.remote:
+        quick_sizes = ["--scale", "100", "--foreign-scale", "100"]
+        remote_options = remote.parse_args(quick_sizes if options.quick else [])
+        figures["remote"] = remote.run_all(remote_options, work / "remote")
     figures["load_average"]["end"] = harness.load_average()
     figures["git_at_end"] = git_state()
     figures["duration_seconds"] = time.perf_counter() - started
-    figures["targets"] = report.targets(figures)
+    figures["targets"] = report.targets(figures) + figures.get("remote", {}).get("targets", [])
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "figures.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
     report.chart(figures, options.out / "chart.png")
-    (options.out / "report.md").write_text(report.markdown(figures))
+    remote_section = remote.markdown({**figures, **figures["remote"]}) if "remote" in figures else ""
+    (options.out / "report.md").write_text(report.markdown(figures) + remote_section)
     if not options.keep_work:
         shutil.rmtree(work, ignore_errors=True)
     log(f"done in {figures['duration_seconds'] / 60:.1f} min: {options.out / 'report.md'}")

@@ -23,6 +23,12 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
     for operation, count in sorted(result.requests.items()):
         print(f"{operation:40} {count:>12,}", file=out)
     print(f"{'total':40} {sum(result.requests.values()):>12,}", file=out)
+    for operation, (limited, foreign) in sorted(result.report.rate_limited.items()):
+        print(
+            f"{operation}: {limited:,} answered 429, {foreign:,} of them from another client of this "
+            "account (the pace was kept; the others slowed it down and it climbed back)",
+            file=out,
+        )
     print("", file=out)
     steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in result.seconds.items())
     print(f"time: {steps}", file=out)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,7 @@ from sandbox.faults import (
     poison_payload,
     render_poisoned,
 )
+from sandbox.moving import MovingLists
 from sandbox.params import Query, parse_json_body
 from sandbox.ratelimit import Decision, RateLimiter
 from sandbox.webhook_sender import WebhookSender
@@ -64,6 +67,26 @@ class Stats:
         self.total = 0
         self.operations: dict[str, dict[str, int]] = {}
         self.faults: dict[str, int] = {}
+        # Requests in flight over time, measured while `latency_ms` is on: seconds with at least one in
+        # flight, and the sum of every request's time in the server.
+        self._in_flight = 0
+        self._since = 0.0
+        self.busy_seconds = 0.0
+        self.request_seconds = 0.0
+
+    def _advance(self, now: float) -> None:
+        if self._in_flight:
+            self.busy_seconds += now - self._since
+            self.request_seconds += (now - self._since) * self._in_flight
+        self._since = now
+
+    def enter(self, now: float) -> None:
+        self._advance(now)
+        self._in_flight += 1
+
+    def leave(self, now: float) -> None:
+        self._advance(now)
+        self._in_flight = max(0, self._in_flight - 1)
 
     def record(self, operation: str, status: int | str) -> None:
         self.total += 1
@@ -74,7 +97,11 @@ class Stats:
         self.faults[kind] = self.faults.get(kind, 0) + 1
 
     def snapshot(self) -> dict[str, Any]:
-        return {"total": self.total, "operations": self.operations, "faults": self.faults}
+        snapshot: dict[str, Any] = {"total": self.total, "operations": self.operations, "faults": self.faults}
+        if self.request_seconds:
+            busy, requests = self.busy_seconds, self.request_seconds
+            snapshot["in_flight"] = {"busy_seconds": busy, "request_seconds": requests}
+        return snapshot
 
 
 @dataclass
@@ -87,6 +114,7 @@ class SandboxState:
     stats: Stats = field(default_factory=Stats)
     drift: DriftInjector = field(default_factory=DriftInjector)
     webhooks: WebhookSender = field(default_factory=WebhookSender)  # docs/contracts.md part 6
+    moving: MovingLists = field(default_factory=MovingLists)  # the `reorder` fault
 
 
 @dataclass(frozen=True)
@@ -120,6 +148,17 @@ class Operation:
         self.d = definition
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # With `latency_ms` on, the time-weighted number of requests in flight is measured (bench/).
+        tracked = self.state.faults.spec.latency_ms > 0
+        if tracked:
+            self.state.stats.enter(time.monotonic())
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            if tracked:
+                self.state.stats.leave(time.monotonic())
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         state, name = self.state, self.d.name
         fault = state.faults.next()
         if fault is not NO_FAULT:
@@ -147,6 +186,8 @@ class Operation:
         if fault.delay:
             stats.record_fault("slow")
             await asyncio.sleep(fault.delay)
+        if fault.latency:
+            await asyncio.sleep(fault.latency)
         if fault.revoke and self.state.auth.revoke(Request(scope).headers.get("authorization")):
             stats.record_fault("revoke")
 
@@ -157,6 +198,9 @@ class Operation:
         try:
             token = self.state.auth.authenticate(request.headers.get("authorization"))
             self.state.auth.require(token, self.d.scopes)
+            if fault.foreign:
+                self.state.stats.record_fault("foreign_429")
+                raise foreign_rate_limited(self.state.limiter, self.d.name)
             if self.state.limiter.enabled:
                 decision = self.state.limiter.check(token.access_token, self.d.name)
                 if not decision.allowed:
@@ -164,6 +208,11 @@ class Operation:
             body = parse_json_body(await request.body()) if self.d.has_body else None
             call = Call(request.path_params, Query(request.query_params), body)
             payload = self.d.handler(self.state.world, call)
+            if self.state.faults.spec.reorder:
+                spec, moved = self.state.faults.spec, len(self.state.moving.moved)
+                payload = self.state.moving.serve(spec, self.d, self.state.world, call, payload)
+                if len(self.state.moving.moved) > moved:
+                    self.state.stats.record_fault("reorder")
             if self.state.drift.active:  # after filtering and paging, which use the true values
                 payload = self.state.drift.apply(self.d.name, payload, call.path)
             response: Response = self._render(payload)
@@ -191,6 +240,15 @@ class Operation:
             body = render_poisoned(poisoned)
             return Response(body, status_code=self.d.status, media_type="application/json")
         return JSONResponse(payload, status_code=self.d.status)
+
+
+def foreign_rate_limited(limiter: RateLimiter, operation: str) -> ApiError:
+    """The `foreign_429` fault: the budget spent by another application of the account. `Retry-After` is
+    the time one request takes to come back at the operation's rate (whole seconds, at least 1)."""
+    limit = limiter.limit_of(operation)
+    seconds = max(1, math.ceil(60.0 / (limit * limiter.time_scale)))
+    headers = {"Retry-After": str(seconds), "X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0"}
+    return ApiError(429, f"rate limit exceeded for {operation}; retry later", headers=headers)
 
 
 def from_world_error(exc: WorldError) -> ApiError:

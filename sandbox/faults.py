@@ -9,6 +9,13 @@ Two faults name what they hit instead of drawing it (they draw nothing, so addin
 fault): `poison=KIND@ID+KIND@ID...` makes the record with that id (its `id`, or `document.id`) unreadable
 in every answer that carries it (`POISON_KINDS`), and `malformed=OPERATION+...` answers every request of
 those operations 200 with a body that is not JSON.
+Opt-in behaviours of a remote, shared, changing API (issue 27 and 26), off unless named:
+`latency_ms` (every API answer waits that long, as across the internet), `foreign_429` (a share of the
+API requests answered 429 as if another application of the account had spent the budget; drawn from a
+generator of its own, so the other faults of a spec fall on the same requests with or without it) and
+`reorder` (N: when a walk of a paged list first asks for a page after the first, its first N records
+move to the end of the list, as an update moves a record to the end of a list ordered by update;
+`sandbox/moving.py`).
 
 Dropping a connection needs the socket: an exception raised before the response starts would make
 uvicorn answer a 500, not close the connection. The outer ASGI wrapper therefore keeps uvicorn's
@@ -25,7 +32,6 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-SHARE_KEYS = ("error", "slow", "drop", "truncate")
 # What a poisoned record becomes: a lone surrogate (`\ud83d`, as JavaScript writes half an emoji) at the
 # end of its first text field; a `customFields` object nested DEEP_LEVELS levels; its first integer
 # field beyond 64 bits; its first text field HUGE_STRING characters long.
@@ -33,6 +39,7 @@ POISON_KINDS = ("surrogate", "deep", "huge_number", "huge_string")
 DEEP_LEVELS = 254
 HUGE_NUMBER = 2**70
 HUGE_STRING = 2_000_000
+SHARE_KEYS = ("error", "slow", "drop", "truncate", "foreign_429")
 ERROR_STATUSES = (500, 502, 503)
 CYCLE_KEY = "sandbox.cycle"
 
@@ -48,6 +55,9 @@ class FaultSpec:
     seed: int = 0
     poison: tuple[tuple[str, str], ...] = ()  # (kind, record id)
     malformed: tuple[str, ...] = ()  # operation names
+    latency_ms: float = 0.0
+    foreign_429: float = 0.0
+    reorder: int = 0
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
@@ -104,7 +114,12 @@ def _parse_value(key: str, raw: str) -> Any:
             if not 0.0 <= seconds <= 600.0:
                 raise ValueError
             return seconds
-        if key in ("revoke_after", "seed"):
+        if key == "latency_ms":
+            milliseconds = float(raw)
+            if not 0.0 <= milliseconds <= 60_000.0:
+                raise ValueError
+            return milliseconds
+        if key in ("revoke_after", "seed", "reorder"):
             number = int(raw)
             if number < (1 if key == "revoke_after" else 0):
                 raise ValueError
@@ -190,6 +205,8 @@ class Fault:
     status: int = 0  # for "error"
     delay: float = 0.0  # seconds to wait before answering (the "slow" fault)
     revoke: bool = False  # revoke the request's token and answer 401
+    latency: float = 0.0  # seconds every answer waits (`latency_ms`)
+    foreign: bool = False  # answer 429 as if another client of the account had spent the budget
 
 
 NO_FAULT = Fault()
@@ -205,6 +222,7 @@ class FaultInjector:
         """Install a spec; the generator and the request count restart, so runs are reproducible."""
         self.spec = spec
         self._rng = random.Random(spec.seed)
+        self._foreign_rng = random.Random(f"foreign-429-{spec.seed}")
         self.requests = 0
 
     @property
@@ -214,9 +232,11 @@ class FaultInjector:
 
     def next(self) -> Fault:
         self.requests += 1
-        if not self.active:
-            return NO_FAULT
         s = self.spec
+        latency = s.latency_ms / 1000.0
+        foreign = bool(s.foreign_429) and self._foreign_rng.random() < s.foreign_429
+        if not self.active:
+            return Fault(latency=latency, foreign=foreign) if latency or foreign else NO_FAULT
         kind_draw, slow_draw, status_draw = self._rng.random(), self._rng.random(), self._rng.random()
         kind: str | None = None
         if kind_draw < s.error:
@@ -230,6 +250,8 @@ class FaultInjector:
             status=ERROR_STATUSES[min(int(status_draw * len(ERROR_STATUSES)), len(ERROR_STATUSES) - 1)],
             delay=s.slow_seconds if slow_draw < s.slow else 0.0,
             revoke=s.revoke_after is not None and self.requests == s.revoke_after,
+            latency=latency,
+            foreign=foreign,
         )
 
 

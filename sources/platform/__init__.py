@@ -172,6 +172,13 @@ def platform_source(
         settings.sales_max_requests, client.rate_limits.get(STREAMS["sales"].operation)
     )
     run_report.count_requests_with(lambda: {name: stats.requests for name, stats in client.stats.items()})
+    run_report.count_rate_limited_with(
+        lambda: {
+            name: (stats.rate_limited, stats.foreign_rate_limited)
+            for name, stats in client.stats.items()
+            if stats.rate_limited
+        }
+    )
     ctx = SourceContext(
         client=client,
         settings=settings,

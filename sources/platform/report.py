@@ -53,6 +53,8 @@ class RunReport:
     rows_announced: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
+    # 429 answers per operation: (all, those from another client of the account), from the client.
+    _count_rate_limited: Callable[[], dict[str, tuple[int, int]]] | None = field(default=None, repr=False)
 
     def count_requests_with(self, counter: Callable[[], dict[str, int]]) -> None:
         """Where `requests` reads the number of requests made per operation (the source's client)."""
@@ -61,6 +63,15 @@ class RunReport:
     @property
     def requests(self) -> dict[str, int]:
         return self._count_requests() if self._count_requests else {}
+
+    def count_rate_limited_with(self, counter: Callable[[], dict[str, tuple[int, int]]]) -> None:
+        """Where `rate_limited` reads the 429s per operation (all, another client's) (the client)."""
+        self._count_rate_limited = counter
+
+    @property
+    def rate_limited(self) -> dict[str, tuple[int, int]]:
+        """429 answers per operation that had any: (all of them, those from another client)."""
+        return self._count_rate_limited() if self._count_rate_limited else {}
 
     def plan_sale_details(self, planned: int) -> None:
         self.sale_details_planned = planned  # one int assigned: atomic, read by the progress thread

@@ -138,8 +138,9 @@ class CountingClient(PlatformClient):
         path_params: Mapping[str, object] | None = None,
         params: Mapping[str, object] | None = None,
         decode: PageDecode | None = None,
+        distinct: bool = False,
     ) -> Iterator[Page]:
-        for page in self._client.paginate(operation_name, path_params, params, decode):
+        for page in self._client.paginate(operation_name, path_params, params, decode, distinct):
             self.requests += 1
             yield page
 

@@ -21,10 +21,8 @@ from sources.platform_client.auth import USER_AGENT, BearerAuth
 from sources.platform_client.clock import Clock, SystemClock
 from sources.platform_client.errors import (
     REAUTHORIZE_HINT,
-    ApiError,
     ConfigurationError,
     MalformedResponseError,
-    PagingLoopError,
 )
 from sources.platform_client.operations import Operation, get_operation
 from sources.platform_client.outcomes import (
@@ -36,11 +34,17 @@ from sources.platform_client.outcomes import (
     status_failure,
     transport_failure,
 )
-from sources.platform_client.paging import Page, PageWalk, parse_envelope
-from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters
+from sources.platform_client.paging import Page, parse_envelope
+from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters, Verdict
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
 from sources.platform_client.retry import RetryPolicy
 from sources.platform_client.stats import OperationStats, StatsBook, total_stats
+from sources.platform_client.walking import (
+    DEFAULT_PAGES_AHEAD,
+    DEFAULT_PAGES_AHEAD_TOTAL,
+    PagePool,
+    walk_pages,
+)
 
 __all__ = ["OperationStats", "Page", "PlatformClient", "format_query_value", "total_stats"]
 
@@ -74,7 +78,9 @@ class PlatformClient:
 
     `max_retries` is the number of tries per request, the first included (contracts part 3). Limits are
     requests per minute by operation name (spec part 8 by default); `rate_limit_time_scale` divides every
-    window. `clock`, `rng` and the backoff settings exist for tests and tuning.
+    window. A paged list has up to `pages_ahead` pages requested ahead of the one its caller takes, and
+    all walks together up to `pages_ahead_total` (`walking.py`; 1 walks one page at a time).
+    `clock`, `rng` and the backoff settings exist for tests and tuning.
     """
 
     def __init__(
@@ -92,6 +98,8 @@ class PlatformClient:
         backoff_base: float = 0.5,
         backoff_cap: float = 30.0,
         window_margin: float = DEFAULT_WINDOW_MARGIN,
+        pages_ahead: int = DEFAULT_PAGES_AHEAD,
+        pages_ahead_total: int = DEFAULT_PAGES_AHEAD_TOTAL,
         clock: Clock | None = None,
         rng: random.Random | None = None,
     ) -> None:
@@ -119,6 +127,8 @@ class PlatformClient:
         )
         self._limiters = RateLimiters(rate_limits, rate_limit_time_scale, self._clock, margin=window_margin)
         self._stats = StatsBook()
+        self._pages_ahead = max(1, pages_ahead)
+        self._pages = PagePool(pages_ahead_total)
         self._http = httpx.Client(
             base_url=self.base_url,
             auth=BearerAuth(access_token),
@@ -174,10 +184,13 @@ class PlatformClient:
         path_params: Mapping[str, object] | None = None,
         params: Mapping[str, object] | None = None,
         decode: PageDecode | None = None,
+        distinct: bool = False,
     ) -> Iterator[Page]:
-        """Yield the non-empty pages of a paged list one by one, fetching each only when asked for.
+        """Yield the non-empty pages of a paged list in order, fetching a few ahead (`walking.py`); a list
+        that moved under the walk is walked again.
 
         `decode`, if given, is offered each page's body first; pages it returns None for are decoded here.
+        `distinct`: a record (by its `id`) comes at most once, even when the list is walked again.
         """
         operation = self._operation(operation_name)
         if not operation.paged:
@@ -191,10 +204,11 @@ class PlatformClient:
             )
         path = operation.render_path(path_params)
         query = self._query(operation, params)
-        return self._walk(operation, path, query, decode)
+        return self._walk(operation, path, query, decode, distinct)
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool and the threads that fetch pages ahead."""
+        self._pages.close()
         self._http.close()
 
     def __enter__(self) -> Self:
@@ -228,35 +242,26 @@ class PlatformClient:
         return query
 
     def _walk(
-        self, operation: Operation, path: str, query: dict[str, Any], decode: PageDecode | None
+        self,
+        operation: Operation,
+        path: str,
+        query: dict[str, Any],
+        decode: PageDecode | None,
+        distinct: bool,
     ) -> Iterator[Page]:
-        walk = PageWalk(operation.name)
-        number: int | None = walk.first
-        while number is not None:
-            try:
-                page = self._call(
-                    operation,
-                    path,
-                    {**query, "page": number, "itemsPerPage": self.items_per_page},
-                    None,
-                    parse=functools.partial(self._page, operation=operation, number=number, decode=decode),
-                )
-            except ApiError as exc:
-                if walk.zero_probe and 400 <= exc.status < 500:
-                    # The page-0 probe was a guess about an inconsistent server; a refusal ends the walk.
-                    logger.warning(
-                        "%s: the server refused page 0 (%s); paging ends", operation.name, exc.status
-                    )
-                    return
-                raise
-            try:
-                fresh = walk.accept(page)
-            except PagingLoopError:
-                self._stats.add(operation.name, errors=1)
-                raise
-            if fresh:
-                yield page
-            number = walk.next()
+        def fetch(number: int) -> Page:
+            return self._call(
+                operation,
+                path,
+                {**query, "page": number, "itemsPerPage": self.items_per_page},
+                None,
+                parse=functools.partial(self._page, operation=operation, number=number, decode=decode),
+            )
+
+        def on_loop() -> None:
+            self._stats.add(operation.name, errors=1)
+
+        return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop, distinct)
 
     def _page(
         self, response: httpx.Response, *, operation: Operation, number: int, decode: PageDecode | None
@@ -339,18 +344,20 @@ class PlatformClient:
             self._clock.monotonic() - started,
         )
         if response.is_success:
+            self._limiters.get(operation.name).on_success(permit)
             try:
                 return parse(response)
             except MalformedResponseError as exc:
                 return malformed_failure(operation, exc)
         failed = status_failure(operation, response, url, self._redactor.redact)
         if response.status_code == 429:
-            self._stats.add(operation.name, rate_limited=1)
-            self._limiters.get(operation.name).on_rate_limited(
+            verdict = self._limiters.get(operation.name).on_rate_limited(
                 permit,
                 retry_after=self._policy.server_delay(failed.failure, self._clock.now()),
                 server_limit=int_header(response, "X-RateLimit-Limit"),
             )
+            foreign = int(verdict is Verdict.FOREIGN)
+            self._stats.add(operation.name, rate_limited=1, foreign_rate_limited=foreign)
         return failed
 
     def redact(self, text: str) -> str:

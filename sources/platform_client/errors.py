@@ -5,6 +5,7 @@
     ├── TransportError              no answer: connection refused or dropped, timeout (after retries)
     ├── MalformedResponseError      a success answer that is not the JSON expected (after retries)
     │   └── PagingLoopError         pages that do not advance (the server keeps answering one page)
+    ├── ListMovedError              a list kept moving under every walk of it (records shifted pages)
     └── ApiError                    the API answered an error status; `.status`, `.error_code`
         ├── AuthenticationError     401: token expired or revoked, authorize again
         ├── PermissionDeniedError   403
@@ -69,6 +70,11 @@ class MalformedResponseError(PlatformError):
 
 class PagingLoopError(MalformedResponseError):
     """The server's paging does not advance; retrying would not help, so it is never retried."""
+
+
+class ListMovedError(PlatformError):
+    """A paged list changed under every walk of it (its total changed, a record came twice, a page was
+    shorter than the total promised): records may have shifted past a page boundary unseen."""
 
 
 @dataclass(frozen=True, slots=True)

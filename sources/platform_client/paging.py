@@ -102,6 +102,7 @@ class PageWalk:
         self._last_page: Page | None = None
         self._next: int | None = None
         self._probed_zero = False
+        self._last_index: int | None = None  # the last page number the server announced
 
     def _loop(self, problem: str) -> PagingLoopError:
         return PagingLoopError(
@@ -139,6 +140,7 @@ class PageWalk:
                 self._next = 0
             return False
         last = page.pages - 1 if self._zero_based else page.pages
+        self._last_index = last
         if page.page < last:
             self._next = page.page + 1
         return True
@@ -148,6 +150,23 @@ class PageWalk:
         if self._next is not None:
             self._requested = self._next
         return self._next
+
+    def upcoming(self, count: int) -> list[int]:
+        """Up to `count` page numbers the walk expects to ask for from the current request on, as far as
+        the last page the server announced; none during the page-0 probe or before a first answer."""
+        if self._probed_zero or self._last_index is None or self._next is None:
+            return []
+        return list(range(self._next, min(self._last_index, self._next + count - 1) + 1))
+
+    @property
+    def zero_based(self) -> bool:
+        """Whether the server numbers its pages from 0 (known after the first answer)."""
+        return bool(self._zero_based)
+
+    @property
+    def probed_zero(self) -> bool:
+        """Whether the walk had to fetch a missed page 0 (a server whose numbering is inconsistent)."""
+        return self._probed_zero
 
     @property
     def zero_probe(self) -> bool:

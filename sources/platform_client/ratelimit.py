@@ -10,10 +10,20 @@ An operation without a configured limit is unlimited until the server answers 42
 limit (the server's `X-RateLimit-Limit` if it is consistent with what was observed, else half the observed
 rate) and halves it on each further 429. A `Retry-After` blocks every thread of the operation until it has
 passed.
+
+The pace recovers (additive increase, multiplicative decrease): after a cut, each answer that succeeds
+adds one request per window, up to the operation's ceiling (its configured limit, or the first limit
+derived for an unlimited one, never above the server's `X-RateLimit-Limit`). A 429 that our pacing cannot
+have caused is not a reason to slow down: when the operation is paced at no more than the limit the server
+states, the budget was spent by another client of the same account (another application of the user).
+Such a 429 only holds the operation until its `Retry-After` and is counted apart (`Verdict.FOREIGN`); a
+second 429 in a row, with no success between them, is taken as ours again (a server whose window is
+longer than we think).
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
 import threading
@@ -47,6 +57,14 @@ class Permit:
     sequence: int = 0
 
 
+class Verdict(enum.Enum):
+    """What a 429 said about our pace."""
+
+    OURS = "ours"  # we were at or above what the server allows: the limit was lowered
+    FOREIGN = "foreign"  # we were within the server's limit: another client of the account spent it
+    SAME_BURST = "same burst"  # a 429 of a burst already adapted to
+
+
 class OperationLimiter:
     """At most `limit` grants in any window of `window` seconds (`limit=None`: unlimited until a 429)."""
 
@@ -69,6 +87,9 @@ class OperationLimiter:
         self._clock = clock
         self._lock = threading.Lock()
         self._limit = limit
+        # The limit the pace climbs back to after a cut (None: unlimited, nothing to climb to).
+        self._ceiling = limit
+        self._rate_limited_in_a_row = 0  # 429s since the last success
         # Grant times, ascending. Limited: the last `limit` grants. Unlimited: the grants of the last
         # window, the observed rate to derive a limit from on the first 429.
         self._grants: deque[float] = deque()
@@ -96,7 +117,9 @@ class OperationLimiter:
                 if len(self._grants) >= self._limit:
                     at = max(at, self._grants[-self._limit] + self._span)
                 self._grants.append(at)
-                while len(self._grants) > self._limit:
+                # Kept up to the ceiling, so that a limit raised again still sees the grants in its window.
+                keep = max(self._limit, self._ceiling or 0)
+                while len(self._grants) > keep:
                     self._grants.popleft()
             else:
                 self._grants.append(at)
@@ -113,46 +136,96 @@ class OperationLimiter:
             self._clock.sleep(wait)
         return Permit(granted_at=at, waited=max(wait, 0.0), sequence=sequence)
 
+    @property
+    def ceiling(self) -> int | None:
+        """The limit the pace climbs back to after a 429 (None: unlimited)."""
+        with self._lock:
+            return self._ceiling
+
+    def on_success(self, permit: Permit) -> None:
+        """An answer that was not a 429: the pace climbs by one request per window toward the ceiling
+        (only for requests granted after the last cut, which were paced by the lowered limit)."""
+        with self._lock:
+            self._rate_limited_in_a_row = 0
+            if self._limit is None or self._ceiling is None or self._limit >= self._ceiling:
+                return
+            if permit.sequence <= self._adapted_after:
+                return
+            self._limit += 1
+            if self._limit == self._ceiling:
+                logger.info("%s: back to %d requests per %.3gs", self.name, self._limit, self.window)
+
     def on_rate_limited(
         self, permit: Permit, *, retry_after: float | None = None, server_limit: int | None = None
-    ) -> None:
-        """Adapt to a 429 answered to the request of `permit`.
+    ) -> Verdict:
+        """Adapt to a 429 answered to the request of `permit`; say whose pace it was.
 
         `retry_after` (seconds) blocks all grants of the operation until then. The limit is lowered once
         per burst: 429s answering requests granted before the last adaptation are the same burst seen by
         other threads, and halving for each of them would collapse the rate for nothing.
 
-        On an unlimited operation, a 429 after fewer than two requests in the window says nothing about
-        our pace (the budget is spent elsewhere): no limit is derived from it; `retry_after` still holds.
+        A 429 while the operation is paced at no more than the server's stated limit (`server_limit`,
+        its `X-RateLimit-Limit`), the first since a success, is another client's: the limit stays. On an
+        unlimited operation, a 429 after fewer than two requests in the window says nothing about our pace
+        (the budget is spent elsewhere) either: no limit is derived from it; `retry_after` still holds.
         """
         with self._lock:
             now = self._clock.monotonic()
+            self._rate_limited_in_a_row += 1
             if retry_after is not None and retry_after > 0:
                 self._blocked_until = max(self._blocked_until, now + retry_after)
-            if permit.sequence <= self._adapted_after:
-                return
+            if server_limit is not None and server_limit >= 1 and self._ceiling is not None:
+                self._ceiling = min(self._ceiling, server_limit)
             previous = self._limit
-            if previous is None:
+            if (
+                previous is not None
+                and server_limit is not None
+                and previous <= server_limit
+                and self._rate_limited_in_a_row == 1
+            ):
+                verdict = Verdict.FOREIGN
+            elif permit.sequence <= self._adapted_after:
+                return Verdict.SAME_BURST
+            elif previous is None:
                 observed = sum(1 for granted in self._grants if granted > now - self._span)
                 if server_limit is not None and 1 <= server_limit <= observed:
                     new_limit = server_limit
                 elif observed >= 2:
                     new_limit = observed // 2
                 else:
-                    return
+                    return Verdict.FOREIGN
+                verdict = Verdict.OURS
+                self._ceiling = new_limit
             else:
                 new_limit = max(1, previous // 2)
-            self._limit = new_limit
-            self._adapted_after = self._issued
-            while len(self._grants) > new_limit:
-                self._grants.popleft()
-        logger.warning(
-            "%s: rate limited by the server; limiting to %d requests per %.3gs (was %s)",
-            self.name,
-            new_limit,
-            self.window,
-            "unlimited" if previous is None else previous,
-        )
+                if server_limit is not None and 1 <= server_limit < previous:
+                    new_limit = server_limit  # the server says what it allows; no need to guess lower
+                verdict = Verdict.OURS
+            if verdict is Verdict.OURS:
+                self._limit = new_limit
+                self._adapted_after = self._issued
+                keep = max(new_limit, self._ceiling or 0)
+                while len(self._grants) > keep:
+                    self._grants.popleft()
+        if verdict is Verdict.FOREIGN:
+            logger.warning(
+                "%s: 429 from another client of this account (we were within the server's limit of %s "
+                "requests per %.3gs); waiting %s, pace unchanged",
+                self.name,
+                server_limit if server_limit is not None else "?",
+                self.window,
+                f"{retry_after:.3g}s as the server asks" if retry_after else "for the next try",
+            )
+        else:
+            logger.warning(
+                "%s: rate limited by the server; limiting to %d requests per %.3gs (was %s), "
+                "climbing back as answers succeed",
+                self.name,
+                new_limit,
+                self.window,
+                "unlimited" if previous is None else previous,
+            )
+        return verdict
 
 
 def per_window(requests_per_minute: float, time_scale: float) -> tuple[int, float]:

@@ -14,6 +14,7 @@ class OperationStats:
     requests: int = 0
     retries: int = 0
     rate_limited: int = 0  # 429 answers
+    foreign_rate_limited: int = 0  # of them, 429s our pace could not have caused (another client's)
     errors: int = 0
     rate_limit_wait_seconds: float = 0.0  # waited for the proactive limiter (and Retry-After blocks)
     backoff_seconds: float = 0.0  # slept between tries

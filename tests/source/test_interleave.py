@@ -111,3 +111,41 @@ def _until(condition: Callable[[], bool]) -> None:
             return
         done.wait(0.01)
     assert condition()
+
+
+def test_fan_out_tags_pages_ends_walks_and_hands_tolerated_errors_to_the_caller():
+    from sources.platform.fastpath.interleave import fan_out
+
+    class Gone(Exception):
+        pass
+
+    def walk(parent: str) -> Callable[[], Iterator[int]]:
+        def run() -> Iterator[int]:
+            yield from range(3)
+            if parent == "b":
+                raise Gone(parent)
+
+        return run
+
+    items = list(fan_out([(p, walk(p)) for p in "abc"], parallel=3, depth=2, tolerated=(Gone,)))
+    by_parent = {
+        p: [(i.page, i.done, type(i.error).__name__ if i.error else None) for i in items if i.parent == p]
+        for p in "abc"
+    }
+    assert (
+        by_parent["a"]
+        == by_parent["c"]
+        == [(0, False, None), (1, False, None), (2, False, None), (None, True, None)]
+    )
+    assert by_parent["b"] == [(0, False, None), (1, False, None), (2, False, None), (None, False, "Gone")]
+
+
+def test_fan_out_raises_an_error_it_does_not_tolerate():
+    from sources.platform.fastpath.interleave import fan_out
+
+    def broken() -> Iterator[int]:
+        yield 1
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        list(fan_out([("x", broken)], parallel=2, depth=2))

@@ -11,6 +11,10 @@ window sizes. The order across walks is not kept: a caller's cursors must not de
 A walk that fails stops the others, and its error is raised to the caller. A caller that stops taking
 pages (the generator is closed) stops the walks too; each ends after the request it is in, so up to
 `parallel` pages may be fetched and not used.
+
+`fan_out` runs the walks of a fan the same way (one list per parent) and says, for each parent, whether
+its walk ended, or which tolerated error (a 404 for one event) ended it, so that the caller can commit
+each parent's cursor only after its last page and warn about the others.
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+K = TypeVar("K")
+
+# The walks of a fan read at once, and their pages waiting to be taken (`fan_out`): with pages fetched
+# ahead inside each walk (`platform_client/walking.py`), enough to hide a remote API's latency.
+FAN_WALKS_AT_ONCE = 8
+FAN_PAGES_WAITING = 8
 
 # How often a walk whose page cannot be queued checks whether the caller stopped.
 _STOP_POLL_SECONDS = 0.1
@@ -108,3 +118,40 @@ def _put(outbox: queue.Queue[_Message[T]], message: _Message[T], stopped: thread
         except queue.Full:
             continue
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class FanItem(Generic[K, T]):
+    """What `fan_out` yields: a page of the walk of `parent`, the error that ended it early (one of the
+    tolerated kinds), or its end (`done`: the walk read its list to the end)."""
+
+    parent: K
+    page: T | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+
+def fan_out(
+    walks: Iterable[tuple[K, Callable[[], Iterator[T]]]],
+    parallel: int,
+    depth: int,
+    tolerated: tuple[type[BaseException], ...] = (),
+) -> Iterator[FanItem[K, T]]:
+    """The walks of a fan (one list per parent: an event's attendees, a student's enrollments, a date
+    window), up to `parallel` at once, their pages as they come. Each walk's items come in its order,
+    ended by `done`, or by an `error` of a `tolerated` kind (any other error stops every walk and is
+    raised). Only the pages are fetched in the walks' threads: the caller reads them in its own."""
+
+    def tagged(parent: K, walk: Callable[[], Iterator[T]]) -> Callable[[], Iterator[FanItem[K, T]]]:
+        def run() -> Iterator[FanItem[K, T]]:
+            try:
+                for page in walk():
+                    yield FanItem(parent, page)
+            except tolerated as error:
+                yield FanItem(parent, error=error)
+                return
+            yield FanItem(parent, done=True)
+
+        return run
+
+    return interleaved((tagged(parent, walk) for parent, walk in walks), parallel, depth)

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sources.platform import models
 from sources.platform.fastpath.batches import Rows
+from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import BIGINT_KEY, Stream
 from sources.platform_client.errors import NotFoundError, PermissionDeniedError
+from sources.platform_client.paging import Page
 
 # Each snapshot row says which community, over how many days, and when it was taken.
 SNAPSHOT_COLUMNS = {
@@ -45,13 +47,21 @@ def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 
 def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
-    """The members who commented in each community, stamped with this run's snapshot time."""
-    for community_id, path, params, extra in _communities(ctx):
-        try:
-            for page in ctx.client.paginate(stream.operation, path_params=path, params=params):
-                yield ctx.parse(stream, page.items, extra)
-        except PermissionDeniedError as exc:
-            ctx.report.warn(f"community {community_id} was not read: {exc}")
+    """The members who commented in each community, stamped with this run's snapshot time, several
+    communities' lists at once (`fan_out`)."""
+    communities = {community: (path, params, extra) for community, path, params, extra in _communities(ctx)}
+
+    def walk(path: dict[str, Any], params: dict[str, Any]) -> Callable[[], Iterator[Page]]:
+        # A snapshot appended as it comes: a record twice (the list moved under the walk) would be a
+        # duplicate row, so each commenter comes once.
+        return lambda: ctx.client.paginate(stream.operation, path_params=path, params=params, distinct=True)
+
+    walks = [(community_id, walk(path, params)) for community_id, (path, params, _) in communities.items()]
+    for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING, (PermissionDeniedError,)):
+        if item.page is not None:
+            yield ctx.parse(stream, item.page.items, communities[item.parent][2])
+        elif item.error is not None:
+            ctx.report.warn(f"community {item.parent} was not read: {item.error}")
 
 
 COMMUNITY_TOP_POSTS = Stream(

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import dlt
 
 from sources.platform import models
 from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import Rows
+from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
 from sources.platform_client.errors import NotFoundError, PermissionDeniedError
+from sources.platform_client.paging import Page
 from sources.platform_client.windows import iso_z
 
 
@@ -29,22 +31,29 @@ def read_events(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """Attendees of each configured event, each event with its own `modifiedAt` cursor (one resource,
-    one cursor per event: `cursor.py` says why not dlt's)."""
+    one cursor per event: `cursor.py` says why not dlt's). The events' lists are walked several at once
+    (`fan_out`); each event's cursor is committed after its own last page."""
     cursors = dlt.current.resource_state().setdefault("modified_at", {})
-    for event_id in ctx.settings.event_ids:
-        cursor = Cursor(cursors, event_id)
-        since = cursor.value or ctx.settings.start_date
+    by_event = {event_id: Cursor(cursors, event_id) for event_id in ctx.settings.event_ids}
+
+    def walk(event_id: str) -> Callable[[], Iterator[Page]]:
+        since = by_event[event_id].value or ctx.settings.start_date
         params = {"modifiedAtGte": iso_z(since), "order": "asc"}
-        try:
-            for page in ctx.client.paginate(stream.operation, path_params={"id": event_id}, params=params):
-                tracked = ctx.records.read(stream, page.items, cursor=("modifiedAt",))
-                rows = new_rows(cursor, tracked, "modifiedAt")
-                ctx.offer_sale_ids(stream, rows)
-                yield rows
-        except (NotFoundError, PermissionDeniedError) as exc:
-            ctx.report.warn(f"attendees of event {event_id} were not read: {exc}")
-            continue
-        cursor.commit()
+        return lambda: ctx.client.paginate(stream.operation, path_params={"id": event_id}, params=params)
+
+    walks = [(event_id, walk(event_id)) for event_id in by_event]
+    tolerated = (NotFoundError, PermissionDeniedError)
+    for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING, tolerated):
+        cursor = by_event[item.parent]
+        if item.page is not None:
+            tracked = ctx.records.read(stream, item.page.items, cursor=("modifiedAt",))
+            rows = new_rows(cursor, tracked, "modifiedAt")
+            ctx.offer_sale_ids(stream, rows)
+            yield rows
+        elif item.error is not None:
+            ctx.report.warn(f"attendees of event {item.parent} were not read: {item.error}")
+        else:
+            cursor.commit()
 
 
 EVENTS = Stream(

@@ -3,26 +3,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from sources.platform import models
 from sources.platform.fastpath.batches import Batch, Rows
+from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
 from sources.platform.resources.context import SourceContext, read_all
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
+from sources.platform_client.paging import Page
 
 
 def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
-    """The enrollments of each configured student of each school (the API cannot list students)."""
-    for school in ctx.settings.schools:
-        for student in school.student_slugs:
-            path = {"teamSlug": school.team_slug, "studentSlug": student}
-            extra = {"team_slug": school.team_slug, "student_slug": student}
-            try:
-                for page in ctx.client.paginate(stream.operation, path_params=path):
-                    yield ctx.parse(stream, page.items, extra)
-            except NotFoundError as exc:
-                ctx.report.warn(f"student {student} of school {school.team_slug} was not found: {exc}")
+    """The enrollments of each configured student of each school (the API cannot list students), several
+    students' lists at once (`fan_out`)."""
+    students = [
+        (school.team_slug, student) for school in ctx.settings.schools for student in school.student_slugs
+    ]
+
+    def walk(team_slug: str, student: str) -> Callable[[], Iterator[Page]]:
+        path = {"teamSlug": team_slug, "studentSlug": student}
+        return lambda: ctx.client.paginate(stream.operation, path_params=path)
+
+    walks = [((team_slug, student), walk(team_slug, student)) for team_slug, student in students]
+    for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING, (NotFoundError,)):
+        team_slug, student = item.parent
+        if item.page is not None:
+            yield ctx.parse(stream, item.page.items, {"team_slug": team_slug, "student_slug": student})
+        elif item.error is not None:
+            ctx.report.warn(f"student {student} of school {team_slug} was not found: {item.error}")
 
 
 def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:

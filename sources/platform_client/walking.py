@@ -1,0 +1,291 @@
+"""Walking a paged list fast and safely: pages fetched ahead concurrently, a list that moves read again.
+
+**Pages ahead.** Once a page has said how many pages the list has (`pages`), the walk asks for the next
+ones together when the caller asks for the next page, up to `pages_ahead` at a time per walk (so they are
+in flight while the caller works on the page it took), from threads
+shared by every walk of the client (`PagePool`, at most `total` requests of pages ahead at once). Each
+request still goes through the operation's rate limiter, retry policy and decoding (`fetch`), so nothing
+of the road of one page changes but the thread it runs in. Pages are handed to `PageWalk` and yielded in
+page order, so a page that repeats or an empty page stops the walk exactly as a sequential walk would; at
+most `pages_ahead` pages are held or in flight, so memory stays bounded. The first `SEQUENTIAL_PAGES`
+pages are fetched one by one, then the number ahead doubles with each page taken (2, 4, 8): a list of up
+to three pages makes the requests of a sequential walk, in the same order. When the walk stops early (an
+empty page, a loop, the caller closes the generator) the pages not yet sent are cancelled; those in
+flight end and are dropped.
+
+**A list that moves** (issue 26). Paging by page number over a list that changes while it is read shifts
+records across page boundaries: one is skipped or repeated per move. A walk notes the signs: the total
+changes, a record comes twice (by its `id`, or `document.id` for fiscal documents, where the items carry
+one), a page other than the last is short, the last page holds other than the total promised, a page is
+empty before the announced end. Its pages are yielded all the same (they are what the server said), and
+when the walk ends the whole list is walked again, up to `MAX_WALKS` walks in all. Its records come
+twice in the run; the merge on the key keeps one (newest by `newest_by`). To see a record come twice a
+walk keeps one hash per record it read (about 60 bytes each: 60 MB for a million-record list walked in
+one go; the largest lists are walked in date windows, each with its own). A caller that keeps what it is
+given as it is (a snapshot replaced or appended by each scan) asks for `distinct` pages: each record at
+most once, the first time it came. A list still moving on its last
+walk raises `ListMovedError`: the caller's resource fails and its cursor is not committed, so no state
+moves past a record that may have been skipped.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import logging
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import replace
+from typing import Any
+
+from sources.platform_client.errors import ApiError, ListMovedError, PagingLoopError
+from sources.platform_client.paging import Page, PageWalk
+
+logger = logging.getLogger("platform_sync.client")
+
+# Walks of one list before a list that keeps moving is reported instead of walked again.
+MAX_WALKS = 3
+DEFAULT_PAGES_AHEAD = 8
+# Pages of a walk fetched one after the other before any is fetched ahead: a list of up to this many
+# pages makes exactly the requests of a sequential walk, in the same order (a 401 or a loop on page 3
+# costs one request, not a window of them).
+SEQUENTIAL_PAGES = 3
+DEFAULT_PAGES_AHEAD_TOTAL = 16
+
+
+class PagePool:
+    """The threads that fetch pages ahead, shared by every walk of a client; started as needed, up to
+    `total`. Daemon threads: a sync that ends (Ctrl-C included) does not wait for pages nobody will take,
+    which a `ThreadPoolExecutor`'s threads would make it do, each to the end of its rate-limit wait."""
+
+    def __init__(self, total: int) -> None:
+        self.total = max(1, total)
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Future[Page], Callable[[], Page]] | None] = queue.SimpleQueue()
+        self._threads = 0
+        self._idle = 0
+        self._closed = False
+
+    def submit(self, fetch: Callable[[int], Page], number: int) -> Future[Page]:
+        """Fetch page `number` in a pool thread, in the caller's context (e.g. dlt's pipeline context)."""
+        future: Future[Page] = Future()
+        context = contextvars.copy_context()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the client is closed")
+            self._jobs.put((future, functools.partial(context.run, fetch, number)))
+            if self._idle:
+                self._idle -= 1
+            elif self._threads < self.total:
+                self._threads += 1
+                threading.Thread(target=self._work, name="platform-sync-page", daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, call = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(call())
+                except BaseException as error:  # handed to the walk, which raises it in its turn
+                    future.set_exception(error)
+            with self._lock:
+                self._idle += 1
+
+    def close(self) -> None:
+        """Let the threads end once their requests end; pages not started are dropped."""
+        with self._lock:
+            self._closed = True
+            threads = self._threads
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
+        for _ in range(threads):
+            self._jobs.put(None)
+
+
+def record_keys(items: Any) -> list[Any] | None:
+    """The records' `id`s (a fiscal document's `document.id`), or None when the items carry none. Items
+    packed into a table by the source's helpers (`fastpath/`) give the column of the same name."""
+    if isinstance(items, list):
+        keys = []
+        for item in items:
+            key = item.get("id")
+            if key is None and isinstance(item.get("document"), dict):
+                key = item["document"].get("id")
+            if key is None or isinstance(key, dict | list):
+                return None
+            keys.append(key)
+        return keys
+    names = getattr(items, "column_names", None)
+    for name in ("id", "document__id"):
+        if names is not None and name in names:
+            column: list[Any] = items.column(name).to_pylist()
+            return None if any(key is None for key in column) else column
+    return None
+
+
+class MoveWatch:
+    """The signs that a list moved during one walk (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self.moved: str | None = None
+        self.misfit: str | None = None  # a page holding other than announced (judged at the end)
+        self._total: int | None = None
+        self._keyed = True
+        self._seen: set[int] = set()
+
+    def _note(self, problem: str) -> None:
+        if self.moved is None:
+            self.moved = problem
+
+    def watch(self, page: Page, zero_based: bool) -> None:
+        count = len(page.items)
+        keys = record_keys(page.items) if count else []
+        self._keyed = self._keyed and keys is not None
+        if self._total is None:
+            self._total = page.total_items
+        elif page.total_items < self._total or (page.total_items > self._total and not self._keyed):
+            # Records added at the end move nothing; added before, they push one past a page boundary,
+            # which comes twice and is caught below when the records carry keys.
+            self._note(f"its total went from {self._total} to {page.total_items}")
+        if count:
+            before = (page.page if zero_based else page.page - 1) * page.items_per_page
+            expected = max(0, min(page.items_per_page, page.total_items - before))
+            if count != expected and self.misfit is None:
+                self.misfit = f"page {page.page} held {count} records where {expected} were announced"
+        if keys:
+            hashes = {hash(key) for key in keys}
+            if len(hashes) < len(keys) or not self._seen.isdisjoint(hashes):
+                self._note(f"a record came twice (page {page.page})")
+            self._seen.update(hashes)
+
+    def verdict(self, numbering_consistent: bool) -> str | None:
+        """Why the walk must be read again, if it must. Page sizes say nothing about a server that does
+        not number its pages consistently (the page-0 probe of `PageWalk`)."""
+        return self.moved or (self.misfit if numbering_consistent else None)
+
+
+def walk_pages(
+    operation: str,
+    fetch: Callable[[int], Page],
+    pool: PagePool,
+    pages_ahead: int,
+    on_loop: Callable[[], None],
+    distinct: bool = False,
+) -> Iterator[Page]:
+    """The pages of a list, walked again while it moves (module docstring); `fetch(number)` gets one
+    page, `on_loop` counts a paging loop before it is raised. `distinct`: each record (by its key) at
+    most once over all the walks, the first time it comes (pages left empty are not yielded)."""
+    yielded: set[int] = set()
+    for walk_number in range(1, MAX_WALKS + 1):
+        watch = MoveWatch()
+        walk = PageWalk(operation)
+        for page in _one_walk(walk, fetch, pool, pages_ahead, on_loop, watch):
+            if distinct:
+                page = _unseen(page, yielded)
+                if not len(page.items):
+                    continue
+            yield page
+        moved = watch.verdict(numbering_consistent=not walk.probed_zero)
+        if moved is None:
+            return
+        if walk_number < MAX_WALKS:
+            logger.warning(
+                "%s: the list moved while it was read (%s); reading it again (walk %d of at most %d)",
+                operation,
+                moved,
+                walk_number + 1,
+                MAX_WALKS,
+            )
+    raise ListMovedError(
+        f"{operation}: the list kept moving while it was read ({moved}), {MAX_WALKS} walks in a row; "
+        "records may have been skipped, so its position was not saved. The next run reads it again.",
+        operation=operation,
+    )
+
+
+def _one_walk(
+    walk: PageWalk,
+    fetch: Callable[[int], Page],
+    pool: PagePool,
+    pages_ahead: int,
+    on_loop: Callable[[], None],
+    watch: MoveWatch,
+) -> Iterator[Page]:
+    operation = walk.operation
+    number: int | None = walk.first
+    ahead: deque[tuple[int, Future[Page]]] = deque()
+    window = 1
+    taken = 0
+    try:
+        while number is not None:
+            probe = walk.zero_probe
+            try:
+                if ahead and ahead[0][0] == number:
+                    page = ahead.popleft()[1].result()
+                else:
+                    _cancel(ahead)
+                    page = fetch(number)
+            except ApiError as exc:
+                if probe and 400 <= exc.status < 500:
+                    # The page-0 probe was a guess about an inconsistent server; a refusal ends the walk.
+                    logger.warning("%s: the server refused page 0 (%s); paging ends", operation, exc.status)
+                    return
+                raise
+            try:
+                fresh = walk.accept(page)
+            except PagingLoopError:
+                on_loop()
+                raise
+            if not probe:
+                watch.watch(page, zero_based=walk.zero_based)
+            number = walk.next()
+            if fresh:
+                yield page  # nothing more is asked for until the caller asks for the next page
+                taken += 1
+                if number is not None and taken >= SEQUENTIAL_PAGES:
+                    window = min(max(1, pages_ahead), window * 2)
+            if number is not None:
+                _plan(ahead, walk.upcoming(window) if window > 1 else [], fetch, pool)
+    finally:
+        _cancel(ahead)
+
+
+def _unseen(page: Page, yielded: set[int]) -> Page:
+    """The page without the records already yielded (records without keys are all kept)."""
+    if not isinstance(page.items, list):
+        return page
+    keys = record_keys(page.items)
+    if keys is None:
+        return page
+    kept = []
+    for item, key in zip(page.items, keys, strict=True):
+        if hash(key) not in yielded:
+            yielded.add(hash(key))
+            kept.append(item)
+    return page if len(kept) == len(page.items) else replace(page, items=kept)
+
+
+def _plan(
+    ahead: deque[tuple[int, Future[Page]]], wanted: list[int], fetch: Callable[[int], Page], pool: PagePool
+) -> None:
+    """Make `ahead` hold the requests of the `wanted` page numbers, in order."""
+    held = [number for number, _ in ahead]
+    if held != wanted[: len(held)]:
+        _cancel(ahead)
+        held = []
+    for number in wanted[len(held) :]:
+        ahead.append((number, pool.submit(fetch, number)))
+
+
+def _cancel(ahead: deque[tuple[int, Future[Page]]]) -> None:
+    while ahead:
+        ahead.popleft()[1].cancel()

@@ -1,0 +1,127 @@
+"""The opt-in behaviours of a remote, shared, changing API (contracts part 2): `latency_ms`, `foreign_429`
+and `reorder`, each observed by an httpx client; none of them changes the other faults' draws."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from sandbox.faults import FaultInjector, FaultSpec
+from sandbox.testing import running_sandbox
+
+PATH = "/store/v1/products"
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with running_sandbox(seed=3, scale=100, time_scale=60.0) as sandbox:
+        yield sandbox
+
+
+def client_for(sandbox):
+    headers = {"Authorization": f"Bearer {sandbox.token()}"}
+    return httpx.Client(base_url=sandbox.base_url, headers=headers, timeout=10)
+
+
+def test_latency_delays_every_answer(sandbox):
+    sandbox.set_faults("latency_ms=200")
+    try:
+        with client_for(sandbox) as client:
+            client.get(PATH)  # the connection is open before timing
+            started = time.monotonic()
+            statuses = [client.get(PATH).status_code for _ in range(3)]
+            elapsed = time.monotonic() - started
+    finally:
+        sandbox.set_faults(None)
+    assert statuses == [200, 200, 200]
+    assert elapsed >= 0.6
+
+
+def test_foreign_429_answers_a_share_with_the_operations_retry_after(sandbox):
+    sandbox.set_faults("foreign_429=0.5,seed=4")
+    try:
+        with client_for(sandbox) as client:
+            answers = [client.get(PATH) for _ in range(40)]
+    finally:
+        faults = sandbox.stats()["faults"]
+        sandbox.set_faults(None)
+    limited = [answer for answer in answers if answer.status_code == 429]
+    assert 5 < len(limited) < 35 and {a.status_code for a in answers} == {200, 429}
+    assert {a.headers["Retry-After"] for a in limited} == {"1"}  # 600/min at time scale 60: 1/600 s -> 1
+    assert {a.headers["X-RateLimit-Limit"] for a in limited} == {"600"}
+    assert limited[0].json()["error"] == "rate_limited"
+    assert faults["foreign_429"] == len(limited)
+
+
+def test_foreign_429_does_not_move_the_other_faults():
+    def kinds(spec: str) -> list[str | None]:
+        injector = FaultInjector(FaultSpec.parse(spec))
+        return [injector.next().kind for _ in range(200)]
+
+    assert kinds("error=0.2,seed=5") == kinds("error=0.2,seed=5,foreign_429=0.3,latency_ms=10")
+
+
+def test_reorder_moves_the_first_records_to_the_end_when_a_walk_reaches_page_two(sandbox):
+    with client_for(sandbox) as client:
+
+        def walk() -> list[str]:
+            first = client.get(PATH, params={"page": 1, "itemsPerPage": 5}).json()
+            ids = [item["id"] for item in first["items"]]
+            for page in range(2, first["pages"] + 1):
+                answer = client.get(PATH, params={"page": page, "itemsPerPage": 5}).json()
+                ids += [item["id"] for item in answer["items"]]
+            return ids
+
+        clean = walk()
+        sandbox.set_faults("reorder=1")
+        try:
+            moved, again = walk(), walk()
+        finally:
+            faults = sandbox.stats()["faults"]
+            sandbox.set_faults(None)
+        after = walk()
+    assert len(clean) == len(set(clean)) > 5
+    # The first walk read the first record on page 1 and again at the end, and never the sixth.
+    assert moved == clean[:5] + clean[6:] + clean[:1]
+    # The list stays moved: a second walk reads every record once, in the new order.
+    assert again == clean[1:] + clean[:1]
+    assert after == clean
+    assert faults["reorder"] == 1
+
+
+def test_new_keys_are_validated():
+    assert FaultSpec.parse("latency_ms=150,foreign_429=0.02,reorder=2").format() == (
+        "latency_ms=150,foreign_429=0.02,reorder=2"
+    )
+    for bad in ("latency_ms=-1", "foreign_429=2", "reorder=-1"):
+        with pytest.raises(ValueError, match="invalid value"):
+            FaultSpec.parse(bad)
+
+
+def test_with_latency_the_stats_measure_the_requests_in_flight(sandbox):
+    import threading
+
+    sandbox.set_faults("latency_ms=500")
+    sandbox.reset_stats()
+    try:
+        token = sandbox.token()
+        headers = {"Authorization": f"Bearer {token}"}
+        statuses: list[int] = []
+
+        def one() -> None:
+            statuses.append(httpx.get(sandbox.base_url + PATH, headers=headers, timeout=10).status_code)
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        measured = sandbox.stats()["in_flight"]
+    finally:
+        sandbox.set_faults(None)
+        sandbox.reset_stats()
+    assert statuses == [200] * 4
+    assert measured["request_seconds"] >= 4 * 0.5
+    assert measured["request_seconds"] / measured["busy_seconds"] > 1.5  # 4 sent at once
