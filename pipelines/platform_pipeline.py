@@ -16,6 +16,7 @@ from dlt.common.pipeline import LoadInfo
 from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
+from pipelines.coverage import sales_coverage, sales_verification
 from pipelines.load_memory import run_within_memory
 from pipelines.memory import (
     ReleaseMemoryBetweenSteps,
@@ -29,6 +30,7 @@ from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
 from sources.platform.freshness import table_freshness
 from sources.platform.resources import STREAMS
+from sources.platform.retired import retired_ids, retired_rows
 from sources.platform_client.errors import ConfigurationError
 
 logger = logging.getLogger("platform_sync.pipeline")
@@ -54,6 +56,9 @@ class SyncResult:
     extra: dict[str, Any] = field(default_factory=dict)
     # One row per resource of the run: how fresh its table is (`sources/platform/freshness.py`).
     freshness: list[dict[str, Any]] = field(default_factory=list)
+    # One row per channel that names sales (`coverage.py`), and the ids retired so far (`retired.py`).
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+    retired: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_partial(self) -> bool:
@@ -141,6 +146,8 @@ def sync(
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     load_info = run_within_memory(pipeline, source, **run_options)
     total = time.monotonic() - started
+    source_state = pipeline.state.get("sources", {}).get(source.name, {})
+    checked_at = dt.datetime.now(dt.UTC)
     return SyncResult(
         load_info=load_info,
         rows=_loaded_rows(pipeline),
@@ -148,11 +155,12 @@ def sync(
         seconds={**_step_seconds(pipeline), "total": total},
         report=report,
         freshness=table_freshness(
-            pipeline.state.get("sources", {}).get(source.name, {}),
-            report,
-            selected or list(STREAMS),
-            dt.datetime.now(dt.UTC),
+            source_state, report, selected or list(STREAMS), checked_at, sales_verification(pipeline)
         ),
+        coverage=sales_coverage(
+            pipeline, report.configured_sale_ids, retired_ids(source_state, "sale"), checked_at
+        ),
+        retired=retired_rows(source_state),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from pipelines.coverage import coverage_lines
 from pipelines.platform_pipeline import SyncResult
 from sources.platform.departures import Quarantined
 from sources.platform.freshness import freshness_lines
@@ -36,6 +37,10 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
         print("freshness (table _platform_freshness):", file=out)
         for line in lines:
             print(f"  {line}", file=out)
+    for line in coverage_lines(result.coverage):
+        print(line, file=out)
+    if result.retired:
+        _print_retired(result, out)
     for resource, reason in result.report.skipped.items():
         print(f"SKIPPED {resource}: {reason}", file=out)
     for resource, reason in result.report.failed.items():
@@ -45,6 +50,20 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
     _print_departures(result, out)
     if result.is_partial:
         print("the run was PARTIAL: the resources above were not fully loaded, all others were.", file=out)
+
+
+def _print_retired(result: SyncResult, out: TextIO) -> None:
+    """The ids the API answered 404 for in `retire_after_not_found` runs: no longer requested."""
+    counts: dict[str, int] = {}
+    for row in result.retired:
+        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+    kinds = ", ".join(f"{count:,} {kind}" for kind, count in sorted(counts.items()))
+    now = len(result.report.retired_now)
+    print(
+        f"retired ids (the API answers 404; no longer requested; table _platform_retired_ids): {kinds}"
+        f" ({now:,} retired by this run)",
+        file=out,
+    )
 
 
 def _print_departures(result: SyncResult, out: TextIO) -> None:

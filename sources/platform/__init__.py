@@ -42,6 +42,7 @@ from sources.platform.settings import (
     DEFAULT_SALES_MAX_REQUESTS,
     DEFAULT_SALES_RECHECK_HOURS,
     DEFAULT_SALES_REFRESH_DAYS,
+    DEFAULT_SALES_REVERIFY_SHARE,
     DEFAULT_START_DATE,
     DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
     SourceSettings,
@@ -53,6 +54,7 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    share,
     whole_number,
 )
 from sources.platform_client.client import PlatformClient
@@ -79,10 +81,15 @@ def platform_source(
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS,
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS,
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY,
+    sales_reverify_share: float = DEFAULT_SALES_REVERIFY_SHARE,
+    retire_after_not_found: int = DEFAULT_RETIRE_AFTER_NOT_FOUND,
     rescan_hours: float = DEFAULT_RESCAN_HOURS,
     rescan_hours_by_resource: Mapping[str, float] | None = None,
     rescan: bool = False,
     cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
+    cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES,
+    clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS,
+    renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS,
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
@@ -106,6 +113,11 @@ def platform_source(
             parent) whose last complete scan made at most this many requests is read on every run,
             whatever `rescan_hours` says (`rescan.py`).
         rescan: Read every full-scan resource in this run, however recent its last scan.
+        cursor_lookback_minutes: How far each incremental read overlaps the previous one.
+        clock_tolerance_seconds: How far the API's clock (its `Date` header) and ours may differ before
+            run records and snapshots are stamped with the API's time (`runclock.py`).
+        renewals_max_requests: Subscriptions whose renewal fell due since they were read, re-read by id
+            per run at most (0: none).
         strict: Fail a resource on any record that departs from the spec (a null where the spec has
             none, an enum value or a field it does not list, a value of another type). Off, such a
             record loads as faithfully as its columns allow and each departure is recorded
@@ -155,6 +167,9 @@ def platform_source(
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
         rescan=rescan,
         cheap_scan_max_requests=whole_number("cheap_scan_max_requests", cheap_scan_max_requests),
+        cursor_lookback_minutes=non_negative("cursor_lookback_minutes", cursor_lookback_minutes),
+        clock_tolerance_seconds=non_negative("clock_tolerance_seconds", clock_tolerance_seconds),
+        renewals_max_requests=whole_number("renewals_max_requests", renewals_max_requests),
     )
     if client is None:
         client = PlatformClient(

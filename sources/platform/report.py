@@ -30,6 +30,16 @@ class SaleDetailsPace:
 
 
 @dataclass
+class SalesCycle:
+    """The re-verification cycle of known sales in this run (`sales_reverify_share`)."""
+
+    per_run: int  # requests kept for the cycle: ceil(share x sales_max_requests)
+    run_at: datetime  # this run's start
+    previous_run_at: datetime | None  # the start of the previous run that read `sales`, if any
+    reverified: int = 0  # sales fetched by the cycle alone in this run
+
+
+@dataclass
 class RunReport:
     """Resources skipped (a missing scope) or failed (an error after retries) in this run, and full-scan
     resources not read because their last complete scan is recent (`not_due`, which is no problem).
@@ -45,6 +55,10 @@ class RunReport:
     departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
     scans: dict[str, ScanSchedule] = field(default_factory=dict)  # the full-scan resources' schedules
     sale_details_pace: SaleDetailsPace | None = None
+    sales_cycle: SalesCycle | None = None  # set by `sales` when it runs
+    changed_sales: int = 0  # known sales found changed (their fiscal documents are read again)
+    configured_sale_ids: tuple[str, ...] = ()  # `sale_ids`, for the sales coverage (set by `sales`)
+    retired_now: list[tuple[str, str]] = field(default_factory=list)  # (kind, id) retired by this run
     # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
     # display's total. None until the sales resource starts.
     sale_details_planned: int | None = None

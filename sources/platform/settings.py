@@ -25,6 +25,10 @@ DEFAULT_SALES_MAX_REQUESTS = 5000
 DEFAULT_SALES_REFRESH_DAYS = 30
 DEFAULT_SALES_RECHECK_HOURS = 0.0
 DEFAULT_SALES_CONCURRENCY = 4
+# Share of `sales_max_requests` kept for re-verifying the known sales verified longest ago (`sales.py`).
+DEFAULT_SALES_REVERIFY_SHARE = 0.1
+# Runs that must each get a 404 for an id before it is retired (`retired.py`).
+DEFAULT_RETIRE_AFTER_NOT_FOUND = 3
 DEFAULT_RESCAN_HOURS = 6.0
 # A full scan whose last complete read made at most this many requests is read on every run (`rescan.py`).
 DEFAULT_CHEAP_SCAN_MAX_REQUESTS = 20  # 2,000 records at 100 a page
@@ -63,6 +67,8 @@ class SourceSettings:
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
+    sales_reverify_share: float = DEFAULT_SALES_REVERIFY_SHARE
+    retire_after_not_found: int = DEFAULT_RETIRE_AFTER_NOT_FOUND
     strict: bool = False  # fail a resource on any departure from the spec instead of loading it
     arrow_pages: bool = True
     decode_workers: int = 0
@@ -167,6 +173,15 @@ def parse_rescan_hours(name: str, value: float) -> float:
             f"{name} must be at most {MAX_RESCAN_HOURS} hours (a century), got {value!r}"
         )
     return hours
+
+
+def share(name: str, value: float) -> float:
+    """A share of a budget: at least 0 and less than 1."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        raise ConfigurationError(
+            f"{name} must be a number from 0 (off) to less than 1, e.g. 0.1 for a tenth; got {value!r}"
+        )
+    return float(value)
 
 
 def positive(name: str, value: int) -> int:

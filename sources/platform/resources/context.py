@@ -30,6 +30,7 @@ from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.fastpath.page_decoding import DecodedPage, PageJob
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport
+from sources.platform.resources.followups import DocumentFollowUps
 from sources.platform.resources.sale_ids import (
     SaleIdQueue,
     SaleLedger,
@@ -37,6 +38,7 @@ from sources.platform.resources.sale_ids import (
     pending_sale_ids,
 )
 from sources.platform.resources.stream import Stream
+from sources.platform.retired import Retirements
 from sources.platform.settings import SourceSettings
 from sources.platform_client.client import PageDecode, PlatformClient
 from sources.platform_client.operations import OPERATIONS_BY_NAME
@@ -56,6 +58,10 @@ class SourceContext:
     streams: Mapping[str, Stream]  # the source's resources by name (`resources/__init__.py`)
     decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
     _finished: set[str] = field(default_factory=set)
+    # Sales found changed, from `sales` to `fiscal_documents` (`followups.py`).
+    documents_due: DocumentFollowUps = field(default_factory=DocumentFollowUps)
+    # Ids the API answers 404 for, counted across runs until they retire (`retired.py`).
+    retirements: Retirements = field(init=False)
     _pending_sales: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _known_sales: set[str] | None = None  # the destination's sale ids, read when first needed
@@ -63,6 +69,10 @@ class SourceContext:
     def parse(self, stream: Stream, items: Iterable[Any], extra: Mapping[str, Any] | None = None) -> Rows:
         """The rows of a page's records (`records.RecordReader`)."""
         return [row for row, _ in self.records.read(stream, items, extra)]
+
+    def __post_init__(self) -> None:
+        self.retirements = Retirements(self.settings.retire_after_not_found, self.snapshot_at)
+        self.report.retired_now = self.retirements.retired_now
 
     def offload(
         self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None

@@ -19,11 +19,16 @@ from sources.platform_client.windows import iso_z
 def read_events(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The configured events (the API cannot list them), one request each."""
     for event_id in ctx.settings.event_ids:
+        if ctx.retirements.is_retired("event", event_id):  # the API does not know it (`retired.py`)
+            continue
         try:
             event = ctx.client.request(stream.operation, path_params={"id": event_id})
         except (NotFoundError, PermissionDeniedError) as exc:
             ctx.report.warn(f"event {event_id} in event_ids was not read: {exc}")
+            if isinstance(exc, NotFoundError):
+                ctx.retirements.not_found("event", event_id, str(exc))
             continue
+        ctx.retirements.found("event", event_id)
         yield ctx.parse(stream, [event])
 
 
@@ -35,6 +40,8 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         cursor = Cursor(cursors, event_id)
         since = cursor.value or ctx.settings.start_date
         params = {"modifiedAtGte": iso_z(since), "order": "asc"}
+        if ctx.retirements.is_retired("event", event_id):  # the API does not know it (`retired.py`)
+            continue
         try:
             for page in ctx.client.paginate(stream.operation, path_params={"id": event_id}, params=params):
                 tracked = ctx.records.read(stream, page.items, cursor=("modifiedAt",))
@@ -43,6 +50,8 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
                 yield rows
         except (NotFoundError, PermissionDeniedError) as exc:
             ctx.report.warn(f"attendees of event {event_id} were not read: {exc}")
+            if isinstance(exc, NotFoundError):
+                ctx.retirements.not_found("event", event_id, str(exc))
             continue
         cursor.commit()
 

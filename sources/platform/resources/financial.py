@@ -14,6 +14,7 @@ from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import Batch, observe_newest
 from sources.platform.fastpath.interleave import interleaved
 from sources.platform.resources.context import SourceContext, read_all
+from sources.platform.resources.followups import read_documents_of_changed_sales
 from sources.platform.resources.stream import Stream
 from sources.platform_client.paging import Page
 from sources.platform_client.windows import date_windows, iso_z
@@ -62,6 +63,8 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
             ctx.offer_sale_ids(stream, batch)
             yield batch
     cursor.commit()
+    # The documents of the sales found changed, whatever their age (`followups.py`).
+    yield from read_documents_of_changed_sales(ctx, stream, settings.start_date, upper)
 
 
 TRANSFERS = Stream(

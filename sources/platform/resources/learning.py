@@ -16,6 +16,9 @@ def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The enrollments of each configured student of each school (the API cannot list students)."""
     for school in ctx.settings.schools:
         for student in school.student_slugs:
+            key = f"{school.team_slug}/{student}"
+            if ctx.retirements.is_retired("student", key):  # the API does not know it (`retired.py`)
+                continue
             path = {"teamSlug": school.team_slug, "studentSlug": student}
             extra = {"team_slug": school.team_slug, "student_slug": student}
             try:
@@ -23,18 +26,26 @@ def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
                     yield ctx.parse(stream, page.items, extra)
             except NotFoundError as exc:
                 ctx.report.warn(f"student {student} of school {school.team_slug} was not found: {exc}")
+                ctx.retirements.not_found("student", key, str(exc))
+                continue
+            ctx.retirements.found("student", key)
 
 
 def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The configured deliveries of each school, one request each."""
     for school in ctx.settings.schools:
         for delivery_id in school.delivery_ids:
+            key = f"{school.team_slug}/{delivery_id}"
+            if ctx.retirements.is_retired("delivery", key):  # the API does not know it (`retired.py`)
+                continue
             path = {"slug": school.team_slug, "deliveryId": delivery_id}
             try:
                 delivery = ctx.client.request(stream.operation, path_params=path)
             except NotFoundError as exc:
                 ctx.report.warn(f"delivery {delivery_id} of school {school.team_slug} was not found: {exc}")
+                ctx.retirements.not_found("delivery", key, str(exc))
                 continue
+            ctx.retirements.found("delivery", key)
             yield ctx.parse(stream, [delivery], {"team_slug": school.team_slug})
 
 
