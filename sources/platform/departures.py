@@ -31,6 +31,8 @@ from sources.platform.models import Departure
 
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
+# A cursor value later than the API's clock (`runclock.py`): the record loads, the cursor stays.
+FUTURE_KIND = "in_the_future"
 _SUMMARY_LINES = 12
 _VALUES_SHOWN = 3
 
@@ -159,6 +161,7 @@ def _line(resource: str, path: str, kind: str, tally: _Tally) -> str:
         "converted": "came as another JSON type than documented (converted without loss)",
         "unconvertible": f"could not be converted (loaded as null; originals in {DEPARTURES_TABLE})",
         "malformed": "was not of the documented format (loaded as text)",
+        FUTURE_KIND: "was later than the API's clock (loaded; the cursor did not move to it)",
     }[kind]
     return f"{resource}: {path} {what} in {records}"
 

@@ -40,6 +40,7 @@ from sources.platform_client.paging import Page, PageWalk, parse_envelope
 from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
 from sources.platform_client.retry import RetryPolicy
+from sources.platform_client.servertime import ServerTime
 from sources.platform_client.stats import OperationStats, StatsBook, total_stats
 
 __all__ = ["OperationStats", "Page", "PlatformClient", "format_query_value", "total_stats"]
@@ -119,6 +120,7 @@ class PlatformClient:
         )
         self._limiters = RateLimiters(rate_limits, rate_limit_time_scale, self._clock, margin=window_margin)
         self._stats = StatsBook()
+        self._server_time = ServerTime()
         self._http = httpx.Client(
             base_url=self.base_url,
             auth=BearerAuth(access_token),
@@ -137,6 +139,11 @@ class PlatformClient:
     def stats(self) -> dict[str, OperationStats]:
         """A snapshot of the counts per operation name (operations never called are absent)."""
         return self._stats.snapshot()
+
+    @property
+    def server_time(self) -> ServerTime:
+        """The API's clock as the `Date` headers of its answers tell it (`servertime.py`)."""
+        return self._server_time
 
     @property
     def rate_limits(self) -> Mapping[str, float]:
@@ -329,6 +336,7 @@ class PlatformClient:
                 self._clock.monotonic() - started,
             )
             return transport_failure(operation, exc, url, self._redactor.redact)
+        self._server_time.observe(response.headers.get("Date"), self._clock.now())
         url = self._redact_url(response.request.url)
         logger.debug(
             "%s %s %s -> %d in %.3fs",

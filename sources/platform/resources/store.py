@@ -10,10 +10,10 @@ import dlt
 import pendulum
 
 from sources.platform import models
-from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import Rows
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext, read_all
+from sources.platform.resources.renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
 from sources.platform_client.windows import date_windows, iso_z
@@ -37,29 +37,37 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 
 def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
-    """Subscriptions by update date: windows from the start date on the first run, then one open window.
+    """Subscriptions by update date: windows from the start date on the first run, then one open window
+    from `cursor_lookback_minutes` before the cursor; then the renewals that fell due (`renewals.py`).
 
     Our own cursor (`cursor.py` says why not dlt's): it moves only on values seen in rows whose
-    `updatedAt` is as the spec says, and is committed after each window."""
-    cursor = Cursor(dlt.current.resource_state(), "updated_at")
+    `updatedAt` is as the spec says and not later than the run's start by either clock, and is committed
+    after each window. Each row says when it was read (`_platform_read_at`, by the API's clock)."""
+    cursor = ctx.cursor(dlt.current.resource_state(), "updated_at", stream, "updatedAt")
     now = pendulum.now("UTC")
-    if cursor.value is None:
+    since = cursor.since()
+    if since is None:
         windows: list[tuple[datetime, datetime | None]] = list(
             date_windows(ctx.settings.start_date, now, ctx.settings.subscriptions_window_days)
         )
         windows[-1] = (windows[-1][0], None)  # the newest window stays open: the API's clock may be ahead
     else:
-        windows = [(cursor.value, None)]
+        windows = [(max(ctx.settings.start_date, since), None)]
+    seen: set[str] = set()
     for lower, upper in windows:
         params = {"filterBy": "update", "startDate": iso_z(lower)}
         if upper is not None:
             params["endDate"] = iso_z(upper)
         for page in ctx.client.paginate(stream.operation, params=params):
-            rows = new_rows(cursor, ctx.records.read(stream, page.items, cursor=("updatedAt",)), "updatedAt")
+            read_at = {READ_AT: read_time(ctx)}  # after the first answer: the API's clock is known
+            tracked = ctx.records.read(stream, page.items, read_at, cursor=("updatedAt",))
+            rows = new_rows(cursor, tracked, "updatedAt")
+            seen.update(str(row["id"]) for row, _ in tracked)
             ctx.offer_sale_ids(stream, rows)
             yield rows
         # Only values seen in data move the cursor, never our clock: the API's clock may be behind ours.
         cursor.commit()
+    yield from read_renewals(ctx, stream, seen)
 
 
 PRODUCTS = Stream(
@@ -72,6 +80,7 @@ PRODUCTS = Stream(
     description="Products, read whole (every run while cheap), merged on id.",
     full_scan=True,
     newest_by="updated_at",
+    marks_deletions=True,
 )
 PRODUCT_CAMPAIGNS = Stream(
     "product_campaigns",
@@ -84,6 +93,7 @@ PRODUCT_CAMPAIGNS = Stream(
     description="Campaigns of every product, a complete snapshot every rescan_hours.",
     full_scan=True,
     fans_out=True,
+    deleted_with="products",
 )
 PRODUCT_PARTNERS = Stream(
     "product_partners",
@@ -96,6 +106,7 @@ PRODUCT_PARTNERS = Stream(
     description="Partners of every product, a complete snapshot every rescan_hours.",
     full_scan=True,
     fans_out=True,
+    deleted_with="products",
 )
 AFFILIATIONS = Stream(
     "affiliations",
@@ -107,6 +118,7 @@ AFFILIATIONS = Stream(
     description="Affiliations, read whole (every run while cheap), merged on id.",
     full_scan=True,
     newest_by="updated_at",
+    marks_deletions=True,
 )
 SUBSCRIPTIONS = Stream(
     "subscriptions",
@@ -115,6 +127,7 @@ SUBSCRIPTIONS = Stream(
     ("id",),
     "merge",
     read=read_subscriptions,
+    extra_columns={READ_AT: READ_AT_COLUMN},
     description="Subscriptions changed since the last run (filterBy=update), merged on id.",
     sale_ids_at=("firstInvoiceId",),
     newest_by="updated_at",
