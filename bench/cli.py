@@ -14,6 +14,9 @@ Writes `report.md`, `figures.json` and `chart.png` to `--out`. Everything runs a
    Then one full sync of every resource (sale details capped) and `dbt build` on it.
 2. Request economy with rate limits on: a full sync against the sandbox with its limits enforced (time
    scale shortening the windows) against the bound the limits impose, 429s, then an incremental run.
+3. Soak (`bench.soak_section`): daily scheduled syncs against the sandbox's unruly world, then a fresh
+   full sync; the divergence of every table and the requests each run spends, against a sync that
+   re-reads everything every run.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from bench.settings import (
     WORK,
     extract_workers,
 )
+from bench.soak_section import run_soak_section
 from bench.throughput import run_scale
 from bench.tolerance import run_tolerance
 
@@ -116,6 +120,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="runs of our sync on exact and on drifting pages at the largest scale (default 2; quick 1; "
         "0 skips them)",
     )
+    parser.add_argument(
+        "--soak-scale", type=int, help="world scale of the soak section (default 2000; quick 300)"
+    )
+    parser.add_argument(
+        "--soak-days",
+        type=int,
+        help="simulated days of daily syncs in the soak section (default 30; quick 21; 0 skips it)",
+    )
     parser.add_argument("--keep-work", action="store_true", help="keep bench/work/run-* (logs, configs)")
     parser.add_argument("--work", type=Path, help="work folder (default bench/work/run-<time>)")
     options = parser.parse_args(argv)
@@ -131,6 +143,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     options.rate_limit_runs = options.rate_limit_runs or (1 if quick else 2)
     if options.tolerance_runs is None:
         options.tolerance_runs = 1 if quick else 2
+    options.soak_scale = options.soak_scale or (300 if quick else 2000)
+    if options.soak_days is None:
+        options.soak_days = 21 if quick else 30
     return options
 
 
@@ -171,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures["tolerance"] = run_tolerance(options, largest, work / f"tolerance-{largest}")
     if not options.no_rate_limits:
         figures["rate_limits"] = run_rate_limits(options, work)
+    if options.soak_days:
+        figures["soak"] = run_soak_section(options, work)
     figures["load_average"]["end"] = harness.load_average()
     figures["git_at_end"] = git_state()
     figures["duration_seconds"] = time.perf_counter() - started
