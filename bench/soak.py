@@ -36,7 +36,7 @@ UNBOUNDED = 1_000_000  # the reference's sale budget: every discovered sale in o
 class SoakSettings:
     seed: int = 5
     scale: int = 300
-    days: int = 21  # the unruly world's moves all fall in its first 20 days
+    days: int = 20  # the unruly world's moves all fall in its first 20 days
     sales_max_requests: int = 100
     sales_reverify_share: float = 0.5
     time_scale: float = 600.0  # rate-limit windows of 0.1 s: the limits bind, the runs stay quick
