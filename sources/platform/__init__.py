@@ -38,6 +38,7 @@ from sources.platform.settings import (
     DEFAULT_FISCAL_WINDOW_DAYS,
     DEFAULT_ITEMS_PER_PAGE,
     DEFAULT_RESCAN_HOURS,
+    DEFAULT_RETIRE_AFTER_NOT_FOUND,
     DEFAULT_SALES_CONCURRENCY,
     DEFAULT_SALES_MAX_REQUESTS,
     DEFAULT_SALES_RECHECK_HOURS,
@@ -87,9 +88,6 @@ def platform_source(
     rescan_hours_by_resource: Mapping[str, float] | None = None,
     rescan: bool = False,
     cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
-    cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES,
-    clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS,
-    renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS,
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
@@ -112,12 +110,11 @@ def platform_source(
         cheap_scan_max_requests: A whole list (a full scan that is not a fan of one request per
             parent) whose last complete scan made at most this many requests is read on every run,
             whatever `rescan_hours` says (`rescan.py`).
+        sales_reverify_share: Share of `sales_max_requests` kept each run for re-fetching the known sales
+            verified longest ago, so every known sale is verified again within a bounded number of runs.
+        retire_after_not_found: Runs that must each get a 404 for an id (sale, event, student, delivery)
+            before it is retired: not requested again, listed in `_platform_retired_ids`.
         rescan: Read every full-scan resource in this run, however recent its last scan.
-        cursor_lookback_minutes: How far each incremental read overlaps the previous one.
-        clock_tolerance_seconds: How far the API's clock (its `Date` header) and ours may differ before
-            run records and snapshots are stamped with the API's time (`runclock.py`).
-        renewals_max_requests: Subscriptions whose renewal fell due since they were read, re-read by id
-            per run at most (0: none).
         strict: Fail a resource on any record that departs from the spec (a null where the spec has
             none, an enum value or a field it does not list, a value of another type). Off, such a
             record loads as faithfully as its columns allow and each departure is recorded
@@ -159,6 +156,8 @@ def platform_source(
         sales_refresh_days=positive("sales_refresh_days", sales_refresh_days),
         sales_recheck_hours=non_negative("sales_recheck_hours", sales_recheck_hours),
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
+        sales_reverify_share=share("sales_reverify_share", sales_reverify_share),
+        retire_after_not_found=positive("retire_after_not_found", retire_after_not_found),
         strict=strict,
         arrow_pages=arrow_pages,
         decode_workers=decode_workers_or_default(decode_workers, os.cpu_count()),
@@ -167,9 +166,6 @@ def platform_source(
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
         rescan=rescan,
         cheap_scan_max_requests=whole_number("cheap_scan_max_requests", cheap_scan_max_requests),
-        cursor_lookback_minutes=non_negative("cursor_lookback_minutes", cursor_lookback_minutes),
-        clock_tolerance_seconds=non_negative("clock_tolerance_seconds", clock_tolerance_seconds),
-        renewals_max_requests=whole_number("renewals_max_requests", renewals_max_requests),
     )
     if client is None:
         client = PlatformClient(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sources.platform.departures import DepartureLog
+from sources.platform.retired import Retirements
 
 logger = logging.getLogger("platform_sync.source")
 
@@ -58,12 +59,19 @@ class RunReport:
     sales_cycle: SalesCycle | None = None  # set by `sales` when it runs
     changed_sales: int = 0  # known sales found changed (their fiscal documents are read again)
     configured_sale_ids: tuple[str, ...] = ()  # `sale_ids`, for the sales coverage (set by `sales`)
-    retired_now: list[tuple[str, str]] = field(default_factory=list)  # (kind, id) retired by this run
+    # Ids the API answers 404 for, counted across runs until they retire: one for the run, shared by
+    # every copy of the source's context (`resources/context.py`).
+    retirements: Retirements | None = None
     # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
     # display's total. None until the sales resource starts.
     sale_details_planned: int | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
+
+    @property
+    def retired_now(self) -> list[tuple[str, str]]:
+        """(kind, id) of the ids this run retired."""
+        return self.retirements.retired_now if self.retirements is not None else []
 
     def count_requests_with(self, counter: Callable[[], dict[str, int]]) -> None:
         """Where `requests` reads the number of requests made per operation (the source's client)."""

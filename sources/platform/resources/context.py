@@ -71,8 +71,11 @@ class SourceContext:
         return [row for row, _ in self.records.read(stream, items, extra)]
 
     def __post_init__(self) -> None:
-        self.retirements = Retirements(self.settings.retire_after_not_found, self.snapshot_at)
-        self.report.retired_now = self.retirements.retired_now
+        # One for the run: a copy of this context (`rescan.py` counts a scan's requests through one)
+        # shares the report's, and with it the lock over the state's counts.
+        if self.report.retirements is None:
+            self.report.retirements = Retirements(self.settings.retire_after_not_found, self.snapshot_at)
+        self.retirements = self.report.retirements
 
     def offload(
         self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None
