@@ -43,3 +43,25 @@ def run_soak_section(options: argparse.Namespace, work: Path) -> dict[str, Any]:
         "ours": _one(ours, work / "soak", "ours"),
         "full_refresh": _one(contender, work / "soak", "full_refresh"),
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bench.soak_section`: the soak section alone; its figures as JSON, the report section."""
+    import json
+
+    from bench.report_soak import soak_section
+
+    parser = argparse.ArgumentParser(prog="python -m bench.soak_section", description=__doc__)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--soak-scale", type=int, default=2000)
+    parser.add_argument("--soak-days", type=int, default=30)
+    parser.add_argument("--work", type=Path, required=True, help="folder for the warehouses and figures")
+    options = parser.parse_args(argv)
+    figures = run_soak_section(options, options.work)
+    (options.work / "soak.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print("\n".join(soak_section({"soak": figures})))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
