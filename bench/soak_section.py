@@ -19,7 +19,15 @@ from bench.soak_compare import divergence
 
 
 def soak_settings(options: argparse.Namespace) -> SoakSettings:
-    return SoakSettings(seed=options.seed, scale=options.soak_scale, days=options.soak_days)
+    """Our settings: a sale budget of a quarter of the world's sales (at least 100), half of it for the
+    re-verification cycle, so that the configured sales load within about 8 runs and every known sale is
+    re-verified within about 8."""
+    return SoakSettings(
+        seed=options.seed,
+        scale=options.soak_scale,
+        days=options.soak_days,
+        sales_max_requests=max(100, options.soak_scale // 4),
+    )
 
 
 def _one(settings: SoakSettings, work: Path, name: str) -> dict[str, Any]:
