@@ -51,4 +51,11 @@ def soak_section(figures: Mapping[str, Any]) -> list[str]:
         "Requests of each run (ours): " + ", ".join(str(run["requests"]) for run in ours["runs"]) + ".",
         "",
     ]
+    if ours.get("cycle_runs"):
+        lines += [
+            f"The settings promise every known sale re-verified within {ours['cycle_runs']} runs "
+            f"(ceil(known sales / {entry['reverify_per_run']})); stale sales at the end: "
+            f"{len(ours.get('stale_sales', []))}.",
+            "",
+        ]
     return lines

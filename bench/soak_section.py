@@ -37,6 +37,8 @@ def _one(settings: SoakSettings, work: Path, name: str) -> dict[str, Any]:
     figures = result.figures()
     figures["divergence"] = {table: d.counts() for table, d in tables.items()}
     figures["stale_sales"] = tables["sales"].stale if "sales" in tables else []
+    known = tables["sales"].records if "sales" in tables else 0
+    figures["cycle_runs"] = settings.cycle_runs(known) if not settings.full_refresh else None
     return figures
 
 
