@@ -98,7 +98,8 @@ def table_freshness(
             if schedule is not None and schedule.interval:
                 row["next_full_scan_after"] = schedule.next_after
         if name == "sales":
-            row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report))
+            known = verification[0] if verification is not None else 0
+            row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report, known))
             row.update(_sales_cycle(report.sales_cycle, verification))
         rows.append(row)
     return rows
@@ -112,13 +113,15 @@ def _refresh(interval_seconds: float | None) -> str:
     return f"full scan, every {interval_seconds / 3600:g} h"
 
 
-def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport) -> dict[str, Any]:
-    """The discovered sale ids not fetched yet, and how long they take at the rate limit and per run."""
+def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport, known: int) -> dict[str, Any]:
+    """The discovered sale ids not fetched yet, and how long they take at the rate limit and per run
+    (at the budget but what the re-verification cycle keeps of it, as many as there are known sales)."""
     waiting = len(pending_sale_ids(sales_state))
     pace = report.sale_details_pace
     minutes = runs = None
     if waiting and pace is not None:
-        runs = math.ceil(waiting / pace.max_requests_per_run)
+        kept = min(report.sales_cycle.per_run, known) if report.sales_cycle is not None else 0
+        runs = math.ceil(waiting / max(1, pace.max_requests_per_run - kept))
         if pace.requests_per_minute:
             minutes = waiting / pace.requests_per_minute
     return {"not_fetched": waiting, "not_fetched_minutes": minutes, "not_fetched_runs": runs}

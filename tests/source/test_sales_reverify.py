@@ -45,7 +45,8 @@ def test_a_sale_has_changed_when_its_status_or_update_time_differs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("share", "budget", "reserve"), [(0.1, 5000, 500), (0.1, 20, 2), (0.25, 7, 2), (0.01, 10, 1), (0, 10, 0)]
+    ("share", "budget", "reserve"),
+    [(0.1, 5000, 500), (0.1, 20, 2), (0.25, 7, 2), (0.01, 10, 1), (0, 10, 0), (0.5, 1, 0), (0.9, 2, 1)],
 )
 def test_the_cycle_keeps_the_ceiling_of_its_share(share: float, budget: int, reserve: int) -> None:
     assert reverify_reserve(share, budget) == reserve

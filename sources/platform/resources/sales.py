@@ -193,8 +193,9 @@ def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 
 def reverify_reserve(share: float, budget: int) -> int:
-    """The requests of a run's budget kept for the re-verification cycle: ceil(share x budget)."""
-    return math.ceil(round(share * budget, 9)) if share > 0 else 0
+    """The requests of a run's budget kept for the re-verification cycle: ceil(share x budget), leaving
+    at least one to the new ids."""
+    return min(math.ceil(round(share * budget, 9)), budget - 1) if share > 0 else 0
 
 
 def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Iterator[Rows]:
