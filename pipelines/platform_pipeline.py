@@ -17,6 +17,7 @@ from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
 from pipelines.coverage import sales_coverage, sales_verification
+from pipelines.deletions import deletion_time, mark_deletions
 from pipelines.load_memory import run_within_memory
 from pipelines.memory import (
     ReleaseMemoryBetweenSteps,
@@ -59,6 +60,8 @@ class SyncResult:
     # One row per channel that names sales (`coverage.py`), and the ids retired so far (`retired.py`).
     coverage: list[dict[str, Any]] = field(default_factory=list)
     retired: list[dict[str, Any]] = field(default_factory=list)
+    # Rows newly marked deleted per table (`deletions.py`).
+    deleted: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_partial(self) -> bool:
@@ -145,6 +148,7 @@ def sync(
         run_options["refresh"] = "drop_sources"
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     load_info = run_within_memory(pipeline, source, **run_options)
+    deleted = mark_deletions(pipeline, report, deletion_time(report))
     total = time.monotonic() - started
     source_state = pipeline.state.get("sources", {}).get(source.name, {})
     checked_at = dt.datetime.now(dt.UTC)
@@ -161,6 +165,7 @@ def sync(
             pipeline, report.configured_sale_ids, retired_ids(source_state, "sale"), checked_at
         ),
         retired=retired_rows(source_state),
+        deleted=deleted,
     )
 
 

@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from pipelines.coverage import coverage_lines
+from pipelines.deletions import deletion_summary
 from pipelines.platform_pipeline import SyncResult
 from sources.platform.departures import Quarantined
 from sources.platform.freshness import freshness_lines
@@ -41,6 +42,8 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
         print(line, file=out)
     if result.retired:
         _print_retired(result, out)
+    if deleted := deletion_summary(result.deleted):
+        print(deleted, file=out)
     for resource, reason in result.report.skipped.items():
         print(f"SKIPPED {resource}: {reason}", file=out)
     for resource, reason in result.report.failed.items():

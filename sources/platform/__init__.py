@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import timedelta
 from typing import Any, cast
 
 import dlt
@@ -30,13 +31,20 @@ from sources.platform.report import RunReport, SaleDetailsPace
 from sources.platform.rescan import scan_when_due
 from sources.platform.resources import FULL_SCANS, STREAMS, Stream
 from sources.platform.resources.context import SourceContext
+from sources.platform.resources.renewals import pending_renewals
 from sources.platform.resources.sale_ids import SaleIdQueue
+from sources.platform.resources.store import SUBSCRIPTIONS
+from sources.platform.resources.stream import DELETED_AT, DELETED_AT_COLUMN
+from sources.platform.runclock import RunClock
 from sources.platform.settings import (
     DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
+    DEFAULT_CLOCK_TOLERANCE_SECONDS,
     DEFAULT_COMMUNITY_DAYS,
+    DEFAULT_CURSOR_LOOKBACK_MINUTES,
     DEFAULT_FISCAL_LAG_DAYS,
     DEFAULT_FISCAL_WINDOW_DAYS,
     DEFAULT_ITEMS_PER_PAGE,
+    DEFAULT_RENEWALS_MAX_REQUESTS,
     DEFAULT_RESCAN_HOURS,
     DEFAULT_RETIRE_AFTER_NOT_FOUND,
     DEFAULT_SALES_CONCURRENCY,
@@ -88,6 +96,9 @@ def platform_source(
     rescan_hours_by_resource: Mapping[str, float] | None = None,
     rescan: bool = False,
     cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
+    cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES,
+    clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS,
+    renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS,
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
@@ -115,6 +126,11 @@ def platform_source(
         retire_after_not_found: Runs that must each get a 404 for an id (sale, event, student, delivery)
             before it is retired: not requested again, listed in `_platform_retired_ids`.
         rescan: Read every full-scan resource in this run, however recent its last scan.
+        cursor_lookback_minutes: How far each incremental read overlaps the previous one.
+        clock_tolerance_seconds: How far the API's clock (its `Date` header) and ours may differ before
+            run records and snapshots are stamped with the API's time (`runclock.py`).
+        renewals_max_requests: Subscriptions whose renewal fell due since they were read, re-read by id
+            per run at most (0: none).
         strict: Fail a resource on any record that departs from the spec (a null where the spec has
             none, an enum value or a field it does not list, a value of another type). Off, such a
             record loads as faithfully as its columns allow and each departure is recorded
@@ -166,6 +182,9 @@ def platform_source(
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
         rescan=rescan,
         cheap_scan_max_requests=whole_number("cheap_scan_max_requests", cheap_scan_max_requests),
+        cursor_lookback_minutes=non_negative("cursor_lookback_minutes", cursor_lookback_minutes),
+        clock_tolerance_seconds=non_negative("clock_tolerance_seconds", clock_tolerance_seconds),
+        renewals_max_requests=whole_number("renewals_max_requests", renewals_max_requests),
     )
     if client is None:
         client = PlatformClient(
@@ -181,15 +200,20 @@ def platform_source(
         settings.sales_max_requests, client.rate_limits.get(STREAMS["sales"].operation)
     )
     run_report.count_requests_with(lambda: {name: stats.requests for name, stats in client.stats.items()})
+    started_at = pendulum.now("UTC")
+    run_report.run_clock = RunClock(
+        started_at, client.server_time, timedelta(seconds=settings.clock_tolerance_seconds)
+    )
     ctx = SourceContext(
         client=client,
         settings=settings,
         report=run_report,
         sale_ids=SaleIdQueue(),
-        snapshot_at=pendulum.now("UTC"),
+        snapshot_at=started_at,
         records=RecordReader(settings.strict, run_report.departures, client.redact),
         streams=STREAMS,
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
+        renewals=pending_renewals(SUBSCRIPTIONS.name, settings.renewals_max_requests),
     )
     return [_resource(ctx, stream) for stream in STREAMS.values()]
 
@@ -234,6 +258,8 @@ def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:
         columns[key]["nullable"] = False
     if stream.write_disposition == "merge":
         columns[stream.dedup_sort_column()]["dedup_sort"] = "desc"
+    if stream.marks_deletions or stream.deleted_with:  # set by `pipelines/deletions.py`, null as loaded
+        columns[DELETED_AT] = cast(TColumnSchema, dict(DELETED_AT_COLUMN))
     # The row id as dlt's normalizer declares it (a unique row key), also for the tables whose rows
     # arrive packed with their ids (`fastpath/columnar.py`), which dlt would otherwise type from Arrow only.
     columns[C_DLT_ID] = dlt_id_column()

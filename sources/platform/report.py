@@ -7,9 +7,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sources.platform.departures import DepartureLog
 from sources.platform.retired import Retirements
+
+if TYPE_CHECKING:
+    from sources.platform.runclock import RunClock
 
 logger = logging.getLogger("platform_sync.source")
 
@@ -65,6 +69,10 @@ class RunReport:
     # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
     # display's total. None until the sales resource starts.
     sale_details_planned: int | None = None
+    run_clock: RunClock | None = None  # the run's times by the API's clock and ours (`runclock.py`)
+    # The keys each complete scan of a resource whose deletions are marked saw (`pipelines/deletions.py`);
+    # a resource is here only once its scan ended.
+    scanned_keys: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
 
@@ -103,6 +111,11 @@ class RunReport:
         with self._lock:
             self.failed[resource] = reason
         logger.error("%s failed: %s", resource, reason)
+
+    def scan_complete(self, resource: str, keys: set[tuple[str, ...]]) -> None:
+        """A scan of `resource` read every page: `keys` are all the records it saw."""
+        with self._lock:
+            self.scanned_keys[resource] = keys
 
     def warn(self, message: str) -> None:
         with self._lock:

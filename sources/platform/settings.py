@@ -30,6 +30,11 @@ DEFAULT_SALES_REVERIFY_SHARE = 0.1
 # Runs that must each get a 404 for an id before it is retired (`retired.py`).
 DEFAULT_RETIRE_AFTER_NOT_FOUND = 3
 DEFAULT_RESCAN_HOURS = 6.0
+# Issue 25: how far an incremental read overlaps the previous one, how far the API's clock and ours may
+# differ before the API's stamps the run, and the per-run budget of renewal re-reads (`runclock.py`).
+DEFAULT_CURSOR_LOOKBACK_MINUTES = 30.0
+DEFAULT_CLOCK_TOLERANCE_SECONDS = 300.0
+DEFAULT_RENEWALS_MAX_REQUESTS = 200
 # A full scan whose last complete read made at most this many requests is read on every run (`rescan.py`).
 DEFAULT_CHEAP_SCAN_MAX_REQUESTS = 20  # 2,000 records at 100 a page
 # Helper processes that decode the pages of large flat lists beside the extract (`offload.py`): one,
@@ -77,6 +82,9 @@ class SourceSettings:
     rescan_hours_by_resource: Mapping[str, float] = field(default_factory=dict)
     rescan: bool = False
     cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS
+    cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES
+    clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS
+    renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS
 
 
 def parse_start_date(value: str | datetime) -> datetime:

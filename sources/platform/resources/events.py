@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import dlt
 
 from sources.platform import models
-from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import Rows
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext
@@ -37,8 +36,8 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     one cursor per event: `cursor.py` says why not dlt's)."""
     cursors = dlt.current.resource_state().setdefault("modified_at", {})
     for event_id in ctx.settings.event_ids:
-        cursor = Cursor(cursors, event_id)
-        since = cursor.value or ctx.settings.start_date
+        cursor = ctx.cursor(cursors, event_id, stream, "modifiedAt")
+        since = max(ctx.settings.start_date, cursor.since() or ctx.settings.start_date)
         params = {"modifiedAtGte": iso_z(since), "order": "asc"}
         if ctx.retirements.is_retired("event", event_id):  # the API does not know it (`retired.py`)
             continue

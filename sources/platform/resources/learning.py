@@ -92,4 +92,5 @@ LESSON_COMMENTS = Stream(
     extra_columns={"course_id": {"data_type": "bigint", "nullable": True}},
     description="Lesson comments, read whole (every run while cheap; flags change), merged on id.",
     full_scan=True,
+    marks_deletions=True,  # when read whole, without `course_ids` (`rescan.marks_deletions`)
 )

@@ -22,7 +22,9 @@ from sources.platform_client.windows import date_windows, iso_z
 def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """A complete snapshot of each product's campaigns or partners, yielded only once it is whole.
 
-    The table is replaced by what is yielded, so a run that fails half way must yield nothing.
+    Merged on (product_id, id); what a complete snapshot does not hold (a deleted product's children, a
+    product answering 404) is marked deleted after the load (`pipelines/deletions.py`). A run that fails
+    half way yields nothing, so it never marks anything.
     """
     snapshot: Rows = []
     for page in ctx.client.paginate("list_products"):
@@ -87,12 +89,13 @@ PRODUCT_CAMPAIGNS = Stream(
     "list_product_campaigns",
     models.Campaign,
     ("product_id", "id"),
-    "replace",
+    "merge",
     read=read_product_children,
     extra_columns={"product_id": TEXT_KEY},
-    description="Campaigns of every product, a complete snapshot every rescan_hours.",
+    description="Campaigns of every product, read whole every rescan_hours, merged on (product_id, id).",
     full_scan=True,
     fans_out=True,
+    marks_deletions=True,
     deleted_with="products",
 )
 PRODUCT_PARTNERS = Stream(
@@ -100,12 +103,13 @@ PRODUCT_PARTNERS = Stream(
     "list_product_partners",
     models.Partner,
     ("product_id", "id"),
-    "replace",
+    "merge",
     read=read_product_children,
     extra_columns={"product_id": TEXT_KEY},
-    description="Partners of every product, a complete snapshot every rescan_hours.",
+    description="Partners of every product, read whole every rescan_hours, merged on (product_id, id).",
     full_scan=True,
     fans_out=True,
+    marks_deletions=True,
     deleted_with="products",
 )
 AFFILIATIONS = Stream(
