@@ -6,11 +6,15 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import duckdb
+
+from pipelines.coverage import HOW_TO_COMPLETE
 from pipelines.platform_pipeline import sync
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
 from sandbox.world.world import SyntheticWorld
 from tests.e2e.conftest import E2E_SCALE, query, source_options
+from tests.e2e.test_cli import cli_env, run_cli
 from tests.e2e.test_rescan import requests_by_operation
 
 UNKNOWN_SALES = ["999000001", "999000002"]
@@ -98,3 +102,60 @@ def expected_retired(team_slug: str) -> list[tuple[str, str]]:
         *[("sale", sale_id) for sale_id in UNKNOWN_SALES],
         ("student", f"{team_slug}/nobody-here"),
     ]
+
+
+def test_the_command_says_what_retired_and_how_complete_the_sales_are(sandbox, tmp_path):
+    """`platform-sync sync` twice with an unknown configured sale id and retire_after_not_found = 2: both
+    runs exit 0 (a retired id is no failure); the second says it retired the id and how many sales each
+    channel names, and that coverage is partial without webhooks; the tables hold the same."""
+    twin = SyntheticWorld(3, E2E_SCALE)
+    options = source_options(
+        sandbox, sandbox.token(), sale_ids=[twin.sales.sale_id(0), UNKNOWN_SALES[0]], retire_after_not_found=2
+    )
+    env = cli_env(tmp_path, options)
+    first = run_cli(["sync", "--no-progress"], env, tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "retired ids" not in first.stdout
+    second = run_cli(["sync", "--no-progress"], env, tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    lines = second.stdout.splitlines()
+    assert (
+        "retired ids (the API answers 404; no longer requested; table _platform_retired_ids): "
+        "1 sale (1 retired by this run)"
+    ) in lines
+
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as connection:
+        coverage = dict(
+            (row[0], row[1:])
+            for row in connection.execute(
+                "select channel, named, loaded, retired from platform_raw._platform_sales_coverage"
+            ).fetchall()
+        )
+        retired = connection.execute(
+            "select kind, id, confirmations from platform_raw._platform_retired_ids"
+        ).fetchall()
+        sales = connection.execute("select count(*) from platform_raw.sales").fetchone()[0]
+    assert retired == [("sale", UNKNOWN_SALES[0], 2)]
+    assert coverage["sale_ids"] == (2, 1, 1)  # one loaded, one retired
+    assert coverage["webhooks"] == (0, 0, 0)
+    named, loaded, gone = coverage["all"]
+    assert (loaded, gone) == (sales, 1)
+    channels = ", ".join(
+        f"{name.replace('_', ' ')} {coverage[name][0]:,}"
+        for name in (
+            "subscriptions",
+            "fiscal_documents",
+            "event_attendees",
+            "order_bumps",
+            "webhooks",
+            "sale_ids",
+        )
+    )
+    assert (
+        f"sales known: {loaded:,} of {named:,} named, 1 retired (unknown to the API); named by {channels}"
+        in lines
+    )
+    assert (
+        "sales coverage is PARTIAL: no webhook announcement is loaded, so a sale without subscription, "
+        f"fiscal document or attendee is never found; {HOW_TO_COMPLETE}"
+    ) in lines
