@@ -42,7 +42,13 @@ RUNS_COLUMNS: dict[str, Any] = {
 def outcome_rows(
     result: SyncResult, resources: Sequence[str] | None, started_at: dt.datetime
 ) -> list[dict[str, Any]]:
-    """One row per resource the run was asked for (all by default), in the order of `STREAMS`."""
+    """One row per resource the run was asked for (all by default), in the order of `STREAMS`.
+
+    `run_started_at` is `started_at` (our clock), or the API's time when the two clocks disagree by more
+    than `clock_tolerance_seconds` (`runclock.RunClock.stamp`, reported in the summary)."""
+    clock = result.report.run_clock
+    if clock is not None and clock.disagrees():
+        started_at = clock.stamp()
     requests = result.requests
     rows: list[dict[str, Any]] = []
     for name in resources or list(STREAMS):

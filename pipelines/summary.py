@@ -44,6 +44,8 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout) -> None:
         _print_retired(result, out)
     if deleted := deletion_summary(result.deleted):
         print(deleted, file=out)
+    if (clock := result.report.run_clock) and (skew := clock.skew_line()):
+        print(skew, file=out)
     for resource, reason in result.report.skipped.items():
         print(f"SKIPPED {resource}: {reason}", file=out)
     for resource, reason in result.report.failed.items():

@@ -11,7 +11,8 @@ Three questions are answered here once for the whole source:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pendulum
@@ -26,6 +27,8 @@ class RunClock:
     started_at: datetime
     server: ServerTime
     tolerance: timedelta
+    _stamp: list[datetime] = field(default_factory=list, repr=False, compare=False)
+    _stamp_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def server_start(self) -> datetime | None:
         """The start of the run by the API's clock: the `Date` of its first answer in the run (taken as
@@ -55,11 +58,18 @@ class RunClock:
         return skew is not None and abs(skew) > self.tolerance
 
     def stamp(self) -> datetime:
-        """The run's start as the run's records and snapshots are stamped with (module docstring)."""
-        server_start = self.server_start()
-        if server_start is not None and self.disagrees():
-            return server_start
-        return self.started_at
+        """The time the run's snapshots and records are stamped with (module docstring): ours, or when
+        the clocks disagree the API's: its first `Date` of the run plus the time our clock measured
+        since, fixed at the first call (one value for the whole run; two runs of a server whose clock
+        stands still, such as a paused sandbox, still get two values)."""
+        with self._stamp_lock:
+            if not self._stamp:
+                first = self.server.first
+                if first is not None and self.disagrees():
+                    self._stamp.append(first.server + (datetime.now(UTC) - first.ours))
+                else:
+                    self._stamp.append(datetime.fromtimestamp(self.started_at.timestamp(), UTC))
+            return self._stamp[0]
 
     def skew_line(self) -> str | None:
         """The summary's line about the two clocks, when they disagree beyond the tolerance."""

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from sources.platform import models
@@ -31,6 +32,14 @@ def _communities(
         yield community_id, {"communityId": community_id}, {"days": days}, extra
 
 
+def snapshot_time(ctx: SourceContext) -> datetime:
+    """When this run's snapshots were taken: our clock's run start, or the API's time when the two
+    disagree by more than `clock_tolerance_seconds` (`runclock.RunClock.stamp`), so a snapshot taken
+    while our clock was wrong never wins "latest" once it is fixed."""
+    clock = ctx.report.run_clock
+    return ctx.snapshot_at if clock is None else clock.stamp()
+
+
 def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The five most commented posts of each community, stamped with this run's snapshot time."""
     for community_id, path, params, extra in _communities(ctx):
@@ -41,6 +50,7 @@ def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         except PermissionDeniedError as exc:
             ctx.report.warn(f"community {community_id} was not read: {exc}")
             continue
+        extra["snapshot_at"] = snapshot_time(ctx)  # after an answer: the API's clock is known
         yield ctx.parse(stream, answer.get("items") or [], extra)
 
 
@@ -49,6 +59,7 @@ def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     for community_id, path, params, extra in _communities(ctx):
         try:
             for page in ctx.client.paginate(stream.operation, path_params=path, params=params):
+                extra["snapshot_at"] = snapshot_time(ctx)  # after an answer: the API's clock is known
                 yield ctx.parse(stream, page.items, extra)
         except PermissionDeniedError as exc:
             ctx.report.warn(f"community {community_id} was not read: {exc}")
