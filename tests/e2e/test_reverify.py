@@ -120,3 +120,39 @@ def test_changes_no_rule_foresees_are_loaded_within_the_cycle(make_pipeline):
 
 def follow_up(truth: ApiTruth, sale_id: str) -> list[dict[str, Any]]:
     return list(truth.pages(DOCUMENTS, startDate="2000-01-01", endDate="2100-01-01", saleId=sale_id))
+
+
+def test_the_documents_of_a_changed_sale_wait_in_state_for_a_run_that_reads_them(make_pipeline):
+    """A run of `sales` alone finds the late chargebacks and keeps their sales due in the fiscal
+    documents' state (committed with the sales); the next run of `fiscal_documents` alone reads each of
+    them by `saleId` and empties it: every document then equals the API."""
+    with running_sandbox(seed=3, scale=300, time_scale=E2E_TIME_SCALE, unruly=True) as sandbox:
+        pipeline = make_pipeline()
+        options = source_options(sandbox, sandbox.token())
+        sync(pipeline, source_options=options)
+        sandbox.advance(20 * 86400)
+        truth = ApiTruth(sandbox.base_url, options["access_token"])
+        before = loaded_sales(pipeline)
+
+        sales_only = sync(pipeline, resources=["sales"], source_options=options)  # the cycle: all known
+        after = loaded_sales(pipeline)
+        changed = sorted(i for i in before if after[i][:2] != before[i][:2])
+        assert changed and sales_only.report.changed_sales == len(changed)
+        state = pipeline.state["sources"]["platform"]["resources"]["fiscal_documents"]
+        assert state[DUE_KEY] == "\n".join(changed)
+        served = {
+            str(d["document"]["id"]): (str(d["sale"]["id"]), d["document"]["status"])
+            for d in truth.fiscal_documents()
+        }
+        assert loaded_documents(pipeline) != served  # the cancelled documents are older than the lag
+
+        sandbox.reset_stats()
+        sync(pipeline, resources=["fiscal_documents"], source_options=options)
+        with_due = requests_by_operation(sandbox)["list_fiscal_documents"]
+        assert pipeline.state["sources"]["platform"]["resources"]["fiscal_documents"][DUE_KEY] == ""
+        assert loaded_documents(pipeline) == served
+        # One request by `saleId` for each due sale (one page each, even without documents: a slip paid
+        # late has none), beside the lag window's pages that a run with nothing due makes alike.
+        sandbox.reset_stats()
+        sync(pipeline, resources=["fiscal_documents"], source_options=options)
+        assert with_due == requests_by_operation(sandbox)["list_fiscal_documents"] + len(changed)
