@@ -94,9 +94,11 @@ class SaleLedger:
         cls, rows: list[tuple[Any, ...]], refresh_days: int, recheck_hours: float, now: float
     ) -> SaleLedger:
         """Rows are (id, status, paid_at, updated_at, _dlt_load_id[, verified_at]) of the loaded sales."""
-        ledger = cls(known={str(row[0]) for row in rows})
-        ledger.loaded = {str(row[0]): (row[1], row[3]) for row in rows}
-        ledger.verify_order = [str(row[0]) for row in sorted(rows, key=_verified_time)]
+        ids = [str(row[0]) for row in rows]  # one string per sale, shared by the structures below
+        ledger = cls(known=set(ids))
+        ledger.loaded = {sale_id: (row[1], row[3]) for sale_id, row in zip(ids, rows, strict=True)}
+        order = sorted(range(len(rows)), key=lambda i: _verified_time(rows[i]))
+        ledger.verify_order = [ids[i] for i in order]
         newest = max((row[3] for row in rows if row[3] is not None), default=None)
         if newest is None:
             return ledger
