@@ -44,11 +44,8 @@ def outcome_rows(
 ) -> list[dict[str, Any]]:
     """One row per resource the run was asked for (all by default), in the order of `STREAMS`.
 
-    `run_started_at` is `started_at` (our clock), or the API's time when the two clocks disagree by more
-    than `clock_tolerance_seconds` (`runclock.RunClock.stamp`, reported in the summary)."""
-    clock = result.report.run_clock
-    if clock is not None and clock.disagrees():
-        started_at = clock.stamp()
+    `run_started_at` stays on our clock, as the freshness table's times it is compared with: when the
+    API's clock disagrees, the summary says so (`runclock.RunClock.skew_line`)."""
     requests = result.requests
     rows: list[dict[str, Any]] = []
     for name in resources or list(STREAMS):
