@@ -137,6 +137,9 @@ def sync(
     display = getattr(pipeline.collector, "progress", None)
     if isinstance(display, SyncProgress):
         display.watch(report)
+    # The source asks this pipeline's destination for the renewals due while it is built (`renewals.py`),
+    # so it must be dlt's current pipeline then, not the last one created (the runs table's).
+    pipeline.activate()
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)

@@ -79,7 +79,7 @@ class RunClock:
         side = "ahead of" if skew > timedelta(0) else "behind"
         return (
             f"clock: the API's clock is {_span(abs(skew))} {side} ours (tolerance "
-            f"{int(self.tolerance.total_seconds())} s); snapshots and run records are stamped with the "
+            f"{int(self.tolerance.total_seconds())} s); the community snapshots are stamped with the "
             "API's time"
         )
 
