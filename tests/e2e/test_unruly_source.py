@@ -198,3 +198,26 @@ def test_deleted_records_are_marked_with_their_children_and_cleared_never_by_a_p
     again = sync(pipeline, source_options=options)
     assert all(t not in again.deleted for t in ("products", "product_campaigns", "product_partners"))
     assert set(deleted(pipeline, "products").values()) == {clock}  # the first time is kept
+
+
+def test_the_command_reports_deletions_future_records_and_the_clocks(unruly, tmp_path):
+    """The real `platform-sync sync`: exit 0 (a departure or a deletion is no failure), and the summary
+    names what was marked deleted, the record in the future and the API's clock behind ours."""
+    from tests.e2e.test_cli import cli_env, run_cli
+
+    options = {**source_options(unruly, unruly.token()), "course_ids": [], "rescan": True}
+    env = cli_env(tmp_path, options)
+    first = run_cli(["sync", "--no-progress"], env, tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "deleted:" not in first.stdout
+    move_to(unruly, "2026-06-20T00:00:00+00:00")
+    second = run_cli(["sync", "--no-progress"], env, tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    lines = second.stdout.splitlines()
+    [deletions] = [line for line in lines if line.startswith("deleted: ")]
+    assert deletions.startswith("deleted: affiliations ") and " products 1," in deletions
+    assert any(line.startswith("clock: the API's clock is ") and "behind ours" in line for line in lines)
+    assert any(
+        line.strip().startswith("subscriptions: updatedAt was later than the API's clock") for line in lines
+    )
+    assert "Traceback" not in second.stdout + second.stderr
