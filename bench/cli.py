@@ -16,6 +16,9 @@ Writes `report.md`, `figures.json` and `chart.png` to `--out`. Everything runs a
    scale shortening the windows) against the bound the limits impose, 429s, then an incremental run.
 3. With `--remote`: a remote API that other applications share (`bench/remote.py`, also runnable alone):
    latency hidden (150 ms a request), and 429s from another client of the account against the rate bound.
+4. Soak (`bench.soak_section`): daily scheduled syncs against the sandbox's unruly world, then a fresh
+   full sync; the divergence of every table and the requests each run spends, against a sync that
+   re-reads everything every run.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from bench.settings import (
     WORK,
     extract_workers,
 )
+from bench.soak_section import run_soak_section
 from bench.throughput import run_scale
 from bench.tolerance import run_tolerance
 
@@ -124,6 +128,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="also run the remote-API section (latency, foreign 429s: about 10 min; "
         "alone: python -m bench.remote)",
     )
+    parser.add_argument(
+        "--soak-scale", type=int, help="world scale of the soak section (default 2000; quick 300)"
+    )
+    parser.add_argument(
+        "--soak-days",
+        type=int,
+        help="simulated days of daily syncs in the soak section (default 30; quick 21; 0 skips it)",
+    )
     parser.add_argument("--keep-work", action="store_true", help="keep bench/work/run-* (logs, configs)")
     parser.add_argument("--work", type=Path, help="work folder (default bench/work/run-<time>)")
     options = parser.parse_args(argv)
@@ -139,6 +151,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     options.rate_limit_runs = options.rate_limit_runs or (1 if quick else 2)
     if options.tolerance_runs is None:
         options.tolerance_runs = 1 if quick else 2
+    options.soak_scale = options.soak_scale or (300 if quick else 2000)
+    if options.soak_days is None:
+        options.soak_days = 21 if quick else 30
     return options
 
 
@@ -183,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         quick_sizes = ["--scale", "100", "--foreign-scale", "100"]
         remote_options = remote.parse_args(quick_sizes if options.quick else [])
         figures["remote"] = remote.run_all(remote_options, work / "remote")
+    if options.soak_days:
+        figures["soak"] = run_soak_section(options, work)
     figures["load_average"]["end"] = harness.load_average()
     figures["git_at_end"] = git_state()
     figures["duration_seconds"] = time.perf_counter() - started

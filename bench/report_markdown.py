@@ -1,7 +1,7 @@
 """The report as a Markdown page: its introduction and headline, then the section of each part.
 
 Everything comes from `figures.json` alone; the sections themselves live in `bench.report_throughput`,
-`bench.report_tolerance`, `bench.report_ratelimits` and `bench.report_method`.
+`bench.report_tolerance`, `bench.report_ratelimits`, `bench.report_soak` and `bench.report_method`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from bench.report_figures import median_ratio, sorted_scales
 from bench.report_format import fmt, fmt_pct, scale_name
 from bench.report_method import method_section
 from bench.report_ratelimits import rate_limit_section
+from bench.report_soak import soak_section
 from bench.report_throughput import memory_section, models_section, throughput_section
 from bench.report_tolerance import tolerance_section
 from bench.stats import dig
@@ -27,6 +28,7 @@ def markdown(figures: Mapping[str, Any]) -> str:
     lines += models_section(scales)
     lines += tolerance_section(figures)
     lines += rate_limit_section(figures.get("rate_limits"))
+    lines += soak_section(figures)
     lines += method_section(figures)
     return "\n".join(lines) + "\n"
 

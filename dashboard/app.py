@@ -15,6 +15,7 @@ import dash
 from dash import Input, Output, State, dcc, html
 
 from dashboard.components import message, not_built
+from dashboard.coverage import coverage_notice
 from dashboard.filters import Filters, default_filters, from_inputs, from_query_string
 from dashboard.pages import operations, sales
 from dashboard.pages.base import MARTS, Page
@@ -89,19 +90,22 @@ def create_app(warehouse: Warehouse, raw_schema: str = "platform_raw") -> dash.D
         if page is None:
             return message("No such page", f"{path} is not a page of this dashboard."), "Not found"
         filters = from_inputs(start, end, product, currency, default_filters(None))
-        return render_page(warehouse, page, filters), page.title
+        return render_page(warehouse, page, filters, raw_schema), page.title
 
     return app
 
 
-def render_page(warehouse: Warehouse, page: Page, filters: Filters) -> Any:
-    """A page's content, or a clear message when its marts are missing or empty or cannot be read."""
+def render_page(warehouse: Warehouse, page: Page, filters: Filters, raw_schema: str = "platform_raw") -> Any:
+    """A page's content, or a clear message when its marts are missing or empty or cannot be read. A
+    page whose figures count sales begins with a notice when the sync has not found them all."""
     try:
         with warehouse.session() as session:
             missing, empty = _check_marts(session, page.marts)
             if missing or empty:
                 return not_built(missing, empty)
-            return page.render(session, filters)
+            content = page.render(session, filters)
+            notice = coverage_notice(session, raw_schema) if page.sales_figures else None
+            return [notice, *content] if notice is not None else content
     except WarehouseUnavailable as exc:
         return message("No data yet", f"{exc}. Run `platform-sync sync` and then `platform-sync models`.")
     except Exception as exc:  # the page says what failed instead of showing a stack trace

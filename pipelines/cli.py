@@ -234,7 +234,7 @@ def _run_sync(options: argparse.Namespace) -> int:
             finally:
                 progress.close()
             outcomes = outcome_rows(result, resources, started_at)
-            record_run(pipeline, outcomes, result.freshness)
+            record_run(pipeline, outcomes, result.freshness, result.coverage, result.retired)
     status, failure = sync_exit_status(result, resources)
     if options.log_format == "json":
         print_json(
@@ -247,6 +247,8 @@ def _run_sync(options: argparse.Namespace) -> int:
                 "seconds": result.seconds,
                 "resources": outcomes,
                 "freshness": result.freshness,
+                "sales_coverage": result.coverage,
+                "retired_ids": len(result.retired),
             }
         )
     else:

@@ -80,7 +80,8 @@ def run_demo(scale: int | None = None, seed: int = 1) -> int:
             finally:
                 progress.close()
         # as `platform-sync sync` does: the dashboard's Data health shows the run and each table's freshness
-        record_run(pipeline, outcome_rows(result, None, run_started), result.freshness)
+        outcomes = outcome_rows(result, None, run_started)
+        record_run(pipeline, outcomes, result.freshness, result.coverage, result.retired)
         print_summary(result, status=1 if result.report.failed else None)
         print(f"sync took {time.monotonic() - started:.1f}s")
     if result.report.failed:

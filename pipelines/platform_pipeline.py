@@ -16,6 +16,8 @@ from dlt.common.pipeline import LoadInfo
 from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
+from pipelines.coverage import sales_coverage, sales_verification
+from pipelines.deletions import deletion_time, mark_deletions
 from pipelines.load_failure import transactional_loads
 from pipelines.load_memory import run_within_memory
 from pipelines.memory import (
@@ -30,6 +32,7 @@ from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
 from sources.platform.freshness import table_freshness
 from sources.platform.resources import STREAMS
+from sources.platform.retired import retired_ids, retired_rows
 from sources.platform_client.errors import ConfigurationError
 
 logger = logging.getLogger("platform_sync.pipeline")
@@ -55,6 +58,11 @@ class SyncResult:
     extra: dict[str, Any] = field(default_factory=dict)
     # One row per resource of the run: how fresh its table is (`sources/platform/freshness.py`).
     freshness: list[dict[str, Any]] = field(default_factory=list)
+    # One row per channel that names sales (`coverage.py`), and the ids retired so far (`retired.py`).
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+    retired: list[dict[str, Any]] = field(default_factory=list)
+    # Rows newly marked deleted per table (`deletions.py`).
+    deleted: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_partial(self) -> bool:
@@ -130,6 +138,9 @@ def sync(
     display = getattr(pipeline.collector, "progress", None)
     if isinstance(display, SyncProgress):
         display.watch(report)
+    # The source asks this pipeline's destination for the renewals due while it is built (`renewals.py`),
+    # so it must be dlt's current pipeline then, not the last one created (the runs table's).
+    pipeline.activate()
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)
@@ -142,7 +153,10 @@ def sync(
         run_options["refresh"] = "drop_sources"
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     load_info = run_within_memory(pipeline, source, **run_options)
+    deleted = mark_deletions(pipeline, report, deletion_time(report))
     total = time.monotonic() - started
+    source_state = pipeline.state.get("sources", {}).get(source.name, {})
+    checked_at = dt.datetime.now(dt.UTC)
     return SyncResult(
         load_info=load_info,
         rows=_loaded_rows(pipeline),
@@ -150,11 +164,13 @@ def sync(
         seconds={**_step_seconds(pipeline), "total": total},
         report=report,
         freshness=table_freshness(
-            pipeline.state.get("sources", {}).get(source.name, {}),
-            report,
-            selected or list(STREAMS),
-            dt.datetime.now(dt.UTC),
+            source_state, report, selected or list(STREAMS), checked_at, sales_verification(pipeline)
         ),
+        coverage=sales_coverage(
+            pipeline, report.configured_sale_ids, retired_ids(source_state, "sale"), checked_at
+        ),
+        retired=retired_rows(source_state),
+        deleted=deleted,
     )
 
 

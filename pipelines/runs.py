@@ -19,9 +19,11 @@ from typing import Any
 
 import dlt
 
+from pipelines.coverage import COVERAGE_COLUMNS, COVERAGE_TABLE
 from pipelines.platform_pipeline import SyncResult
 from sources.platform.freshness import FRESHNESS_COLUMNS, FRESHNESS_TABLE
 from sources.platform.resources import STREAMS
+from sources.platform.retired import RETIRED_COLUMNS, RETIRED_TABLE
 
 logger = logging.getLogger("platform_sync.runs")
 
@@ -40,7 +42,10 @@ RUNS_COLUMNS: dict[str, Any] = {
 def outcome_rows(
     result: SyncResult, resources: Sequence[str] | None, started_at: dt.datetime
 ) -> list[dict[str, Any]]:
-    """One row per resource the run was asked for (all by default), in the order of `STREAMS`."""
+    """One row per resource the run was asked for (all by default), in the order of `STREAMS`.
+
+    `run_started_at` stays on our clock, as the freshness table's times it is compared with: when the
+    API's clock disagrees, the summary says so (`runclock.RunClock.skew_line`)."""
     requests = result.requests
     rows: list[dict[str, Any]] = []
     for name in resources or list(STREAMS):
@@ -69,10 +74,15 @@ def _status(result: SyncResult, name: str) -> tuple[str, str]:
 
 
 def record_run(
-    pipeline: dlt.Pipeline, rows: list[dict[str, Any]], freshness: Sequence[dict[str, Any]] = ()
+    pipeline: dlt.Pipeline,
+    rows: list[dict[str, Any]],
+    freshness: Sequence[dict[str, Any]] = (),
+    coverage: Sequence[dict[str, Any]] = (),
+    retired: Sequence[dict[str, Any]] = (),
 ) -> bool:
     """Append the run's outcomes to `_platform_sync_runs` in the sync's destination and dataset, and
-    merge each table's freshness into `_platform_freshness` (one row per table, the latest run's view).
+    merge each table's freshness into `_platform_freshness` (one row per table, the latest run's view);
+    replace `_platform_sales_coverage` and `_platform_retired_ids` (`coverage.py`, `retired.py`).
 
     A failure here is logged and reported as False: the sync itself is done and its exit status stands.
     """
@@ -93,6 +103,16 @@ def record_run(
                 columns=FRESHNESS_COLUMNS,
             )
         )
+    for name, table_rows, columns, key in (
+        (COVERAGE_TABLE, coverage, COVERAGE_COLUMNS, "channel"),
+        (RETIRED_TABLE, retired, RETIRED_COLUMNS, ("kind", "id")),
+    ):
+        if table_rows:
+            resources.append(
+                dlt.resource(
+                    list(table_rows), name=name, write_disposition="replace", primary_key=key, columns=columns
+                )
+            )
     try:
         runs.run(resources, schema=dlt.Schema(RUNS_PIPELINE))
     except Exception as exc:  # the outcome table must never turn a finished sync into a crash

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from pipelines.coverage import coverage_lines
+from pipelines.deletions import deletion_summary
 from pipelines.platform_pipeline import SyncResult
 from pipelines.progress import ResourceLine
 from sources.platform.departures import Quarantined
@@ -44,6 +46,14 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
         print("freshness (table _platform_freshness):", file=out)
         for line in lines:
             print(f"  {line}", file=out)
+    for line in coverage_lines(result.coverage):
+        print(line, file=out)
+    if result.retired:
+        _print_retired(result, out)
+    if deleted := deletion_summary(result.deleted):
+        print(deleted, file=out)
+    if (clock := result.report.run_clock) and (skew := clock.skew_line()):
+        print(skew, file=out)
     # the reasons are said once per cause on stderr (`pipelines/messages.py`)
     for resource in result.report.skipped:
         print(f"SKIPPED {resource}", file=out)
@@ -60,6 +70,20 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
             "were; the reasons are on stderr.",
             file=out,
         )
+
+
+def _print_retired(result: SyncResult, out: TextIO) -> None:
+    """The ids the API answered 404 for in `retire_after_not_found` runs: no longer requested."""
+    counts: dict[str, int] = {}
+    for row in result.retired:
+        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+    kinds = ", ".join(f"{count:,} {kind}" for kind, count in sorted(counts.items()))
+    now = len(result.report.retired_now)
+    print(
+        f"retired ids (the API answers 404; no longer requested; table _platform_retired_ids): {kinds}"
+        f" ({now:,} retired by this run)",
+        file=out,
+    )
 
 
 def _print_departures(result: SyncResult, out: TextIO) -> None:

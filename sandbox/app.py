@@ -14,6 +14,8 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,7 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from sandbox.auth import AuthStore, Identity
 from sandbox.drift import DriftInjector, DriftSettings
@@ -291,17 +293,35 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(500, "internal server error"))
 
 
-class KeepCycle:
-    """Outermost ASGI layer: remembers uvicorn's request cycle so a fault can close the socket."""
+def http_date(clock: datetime) -> bytes:
+    """An HTTP `Date` value (RFC 9110 IMF-fixdate, whole seconds rounded down) of an aware datetime."""
+    return format_datetime(clock.astimezone(UTC).replace(microsecond=0), usegmt=True).encode()
 
-    def __init__(self, app: Starlette):
+
+class KeepCycle:
+    """Outermost ASGI layer: remembers uvicorn's request cycle so a fault can close the socket, and
+    dates every answer by the world's clock (uvicorn's own `Date` header is off, see server.py)."""
+
+    def __init__(self, app: Starlette, world: World):
         self.app = app
+        self.world = world
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         cycle = getattr(send, "__self__", None)
-        if scope["type"] == "http" and hasattr(cycle, "transport"):
+        if hasattr(cycle, "transport"):
             scope[CYCLE_KEY] = cycle
-        await self.app(scope, receive, send)
+
+        async def dated_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
+                headers.append((b"date", http_date(self.world.clock)))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, dated_send)
 
 
 def _starlette(routes: list[Route]) -> Starlette:
@@ -357,4 +377,4 @@ def create_app(world: World, options: SandboxOptions | None = None) -> SandboxAp
     api_routes += routes_sandbox.api_routes(state)
     api = _starlette(api_routes)
     auth = _starlette(routes_sandbox.auth_routes(state))
-    return SandboxApps(api=KeepCycle(api), auth=KeepCycle(auth), state=state)
+    return SandboxApps(api=KeepCycle(api, world), auth=KeepCycle(auth, world), state=state)

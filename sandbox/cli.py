@@ -18,6 +18,7 @@ from sandbox.auth import ALL_SCOPES, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 
 COMMANDS = ("serve", "advance", "authorize", "catalog")
 DEFAULT_WORLD = "sandbox.world:SyntheticWorld"
+UNRULY_WORLD = "sandbox.world.unruly:UnrulyWorld"
 
 DESCRIPTION = """\
 A local, deterministic stand-in for the platform's API: all 20 operations over a synthetic seller's
@@ -29,6 +30,7 @@ Without a command, `serve` runs. Examples:
   platform-sync sandbox                         # serve on 127.0.0.1:8400 (API) and :8401 (auth)
   platform-sync sandbox --scale 50000 --time-scale 60 --faults error=0.02,drop=0.01,seed=7
   platform-sync sandbox --drift 0.03            # 3% of the records depart from the spec
+  platform-sync sandbox --unruly                # a world whose moves break the sync's rules
   platform-sync sandbox authorize --auth-url http://127.0.0.1:8401 --scope store_sales_read
   platform-sync sandbox advance --seconds 86400 --base-url http://127.0.0.1:8400
 
@@ -164,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="uvicorn log level (default: %(default)s)",
     )
     serve.add_argument(
+        "--unruly",
+        action="store_true",
+        help="serve the unruly world: as the clock advances, records are deleted, old sales charged back, "
+        "expired ones paid, some updatedAt values in the future or in -03:00, renewals before updatedAt "
+        "(docs/contracts.md part 2)",
+    )
+    serve.add_argument(
         "--world",
         default=DEFAULT_WORLD,
         metavar="MODULE:FACTORY",
@@ -239,8 +248,12 @@ def _serve(args: argparse.Namespace) -> int:
     from sandbox.server import SandboxServer
     from sandbox.testing import _load_world
 
+    if args.unruly and args.world != DEFAULT_WORLD:
+        print("error: --unruly and --world both choose the world; give one of them", file=sys.stderr)
+        return 2
+    factory = UNRULY_WORLD if args.unruly else args.world
     try:
-        world = _load_world(args.world, args.seed, args.scale)
+        world = _load_world(factory, args.seed, args.scale)
     except (ImportError, AttributeError) as exc:
         print(f"error: cannot load the world {args.world!r}: {exc}", file=sys.stderr)
         return 2
@@ -273,7 +286,9 @@ def _serve(args: argparse.Namespace) -> int:
             state.webhooks.configure(args.webhook_url, secret, iso(state.world.clock))
         print(
             f"sandbox serving: seed {args.seed}, scale {args.scale}, time scale {args.time_scale:g}, "
-            f"rate limits {args.rate_limits}, faults {args.faults or 'off'}" + _drift_banner(args)
+            f"rate limits {args.rate_limits}, faults {args.faults or 'off'}"
+            + _drift_banner(args)
+            + (", unruly world" if args.unruly else "")
         )
         if args.webhook_url:
             print(f"webhooks: {args.webhook_url}")

@@ -59,6 +59,7 @@ def _config(app: Any, log_level: str, quiet_logging: bool) -> uvicorn.Config:
         access_log=False,
         proxy_headers=False,
         server_header=False,
+        date_header=False,  # every answer is dated by the world's clock instead (app.KeepCycle)
         log_level=log_level,
         # In a test process uvicorn must not rewrite the host's logging configuration.
         log_config=None if quiet_logging else uvicorn.config.LOGGING_CONFIG,

@@ -30,6 +30,7 @@ from sandbox.server import SandboxServer
 from sandbox.world.api import World
 
 DEFAULT_WORLD = "sandbox.world:SyntheticWorld"
+UNRULY_WORLD = "sandbox.world.unruly:UnrulyWorld"  # docs/contracts.md part 2, "The unruly world"
 _ROOT = Path(__file__).resolve().parent.parent
 REDIRECT_URI = "http://localhost/callback"
 
@@ -139,13 +140,17 @@ def running_sandbox(
     world: World | None = None,
     drift: float = 0.0,
     drift_seed: int | None = None,
+    unruly: bool = False,
 ) -> Iterator[SandboxHandle]:
     """Serve a sandbox in a background thread for the `with` block; `world` overrides SyntheticWorld.
 
-    `drift` is the share of records that depart from the spec (`drift_seed`: default `seed`).
+    `drift` is the share of records that depart from the spec (`drift_seed`: default `seed`);
+    `unruly` serves the world whose moves break the sync's rules (`UnrulyWorld`) instead.
     """
+    if world is not None and unruly:
+        raise ValueError("running_sandbox: give either world or unruly=True, not both")
     if world is None:
-        world = _load_world(DEFAULT_WORLD, seed, scale)
+        world = _load_world(UNRULY_WORLD if unruly else DEFAULT_WORLD, seed, scale)
     options = SandboxOptions(
         seed=seed,
         scale=scale,
@@ -178,6 +183,7 @@ def running_sandbox_process(
     start_timeout: float = 120.0,
     drift: float = 0.0,
     drift_seed: int | None = None,
+    unruly: bool = False,
 ) -> Iterator[SandboxHandle]:
     """Run `python -m sandbox serve` on free ports for the `with` block; SIGTERM (then kill) on exit."""
     command = [
@@ -202,6 +208,8 @@ def running_sandbox_process(
         command += ["--drift-seed", str(drift_seed)]
     if world_factory:
         command += ["--world", world_factory]
+    if unruly:
+        command += ["--unruly"]
     child_env = {**os.environ, **(env or {})}
     # The child must import this very `sandbox`, whatever its working directory or install state.
     child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), child_env.get("PYTHONPATH")) if p)

@@ -3,7 +3,7 @@
 A record is named by its key as the sandbox names it (key columns joined by `/`, the snapshot time left
 out); the rows of a child table belong to the record of their root row. dlt's own columns (row ids,
 load ids, list positions) and the snapshot time of the community snapshots differ by run and are left
-out; everything else must be equal.
+out, and so is the time a sale was last verified; everything else must be equal.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from sources.platform.resources import STREAMS
 
 SCHEMA = "platform_raw"
 SNAPSHOT_TABLES = ("community_top_posts", "community_commenters")
+# Columns that stamp the run that wrote a row, not the record: the snapshot time of the community
+# snapshots, the time a sale was last verified (fetched).
+RUN_STAMPS = frozenset({"snapshot_at", "verified_at"})
 Row = tuple[tuple[str, Any], ...]
 
 
@@ -61,7 +64,7 @@ def rows_by_record(path: str, latest_snapshot_only: bool = False) -> dict[str, d
                     key = "/".join(str(row[k]) for k in stream.primary_key if k != "snapshot_at")
                 owners[row["_dlt_id"]] = key
                 kept = tuple(
-                    sorted((k, v) for k, v in row.items() if not k.startswith("_dlt") and k != "snapshot_at")
+                    sorted((k, v) for k, v in row.items() if not k.startswith("_dlt") and k not in RUN_STAMPS)
                 )
                 by_record[key].append(kept)
             out[table] = dict(by_record)

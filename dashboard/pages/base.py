@@ -19,12 +19,15 @@ DBT_PROJECT = Path(__file__).resolve().parents[2] / "dbt_models" / "dbt_project.
 
 @dataclass(frozen=True)
 class Page:
-    """A page: its path, its title in the menu, what renders it and the marts it cannot do without."""
+    """A page: its path, its title in the menu, what renders it and the marts it cannot do without;
+    `sales_figures`: its figures count sales, so it says when the sync has not found them all
+    (`dashboard/coverage.py`)."""
 
     path: str
     title: str
     render: Callable[[Session, Filters], list[Any]]
     marts: tuple[str, ...] = ()
+    sales_figures: bool = False
 
 
 def by_month(filters: Filters) -> Filters:

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from dash import html
 
 from dashboard.components import chart, count, kpi, kpi_row, section, table
+from dashboard.coverage import coverage_section
 from dashboard.filters import Filters
 from dashboard.labels import label
 from dashboard.pages.base import MARTS, Page
@@ -70,6 +71,11 @@ def health(session: Session, raw: str) -> list[Any]:
         ),
         section("Last loads", table("table-loads", ["load id", "schema", "status", "inserted at"], loads)),
         section("How fresh each table is", *freshness(session, raw, tables)),
+        section(
+            "Sales found, by channel",
+            *coverage_section(session, raw),
+            note="The API cannot list sales: a sale is known only through a record that names it.",
+        ),
         section("Last run: what was skipped or failed", *last_run(session, raw, tables)),
         section("What the API sent that the spec does not list", *departures(session, raw, tables)),
         section("Marts", table("table-marts", ["mart", "rows"], mart_rows, page_size=20)),
@@ -111,8 +117,37 @@ def freshness(session: Session, raw: str, tables: set[str]) -> list[Any]:
         """
     )
     columns = ["table", "refresh", "last read", "last full scan", "next full scan", "not fetched", "minutes"]
+    return [table("table-freshness", columns, rows, page_size=20), *sales_cycle(session, raw)]
+
+
+def sales_cycle(session: Session, raw: str) -> list[Any]:
+    """How often every known sale is fetched again (`sales_reverify_share`), from the `sales` row."""
+    recorded = {
+        name
+        for (name,) in session.rows(
+            "select column_name from information_schema.columns where table_schema = ? and table_name = ?",
+            [raw, FRESHNESS_TABLE],
+        )
+    }
+    if "reverify_cycle_runs" not in recorded:
+        return []
+    rows = session.rows(
+        f"""
+        select known_records, reverify_cycle_runs, reverify_cycle_days, oldest_verified_at
+        from {raw}.{FRESHNESS_TABLE} where table_name = 'sales' and reverify_cycle_runs is not null
+        """
+    )
+    if not rows:
+        return []
+    known, runs, days, oldest = rows[0]
+    at_schedule = f" (about {days:.3g} days at this schedule)" if days is not None else ""
+    since = f"; the oldest verification is from {str(oldest)[:16]} UTC" if oldest is not None else ""
     return [
-        table("table-freshness", columns, rows, page_size=20),
+        html.P(
+            f"Every known sale ({count(known)}) is fetched again at least every {runs} runs{at_schedule}, "
+            f"so a late change (a chargeback, a slip paid late) is in the warehouse within that{since}.",
+            id="sales-cycle",
+        )
     ]
 
 

@@ -263,7 +263,13 @@ def learning(session: Session, filters: Filters) -> list[Any]:
 
 
 PAGES = (
-    Page("/cash", "Cash", cash, ("monthly_cash_flow", "fct_transfers", "fiscal_documents_status")),
+    Page(
+        "/cash",
+        "Cash",
+        cash,
+        ("monthly_cash_flow", "fct_transfers", "fiscal_documents_status"),
+        sales_figures=True,  # credited sales, hence the balance
+    ),
     Page("/events", "Events", events, ("event_attendance",)),
     Page("/learning", "Learning & community", learning, ("course_engagement", "community_engagement")),
 )

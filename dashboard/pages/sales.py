@@ -314,11 +314,11 @@ def products(session: Session, filters: Filters) -> list[Any]:
 
 
 PAGES = (
-    Page("/", "Overview", overview, ("fct_sales",)),
+    Page("/", "Overview", overview, ("fct_sales",), sales_figures=True),
     Page(
         "/subscriptions", "Subscriptions", subscriptions, ("subscriptions_mrr_monthly", "fct_subscriptions")
     ),
-    Page("/products", "Products & affiliates", products, ("fct_sales", "dim_products")),
+    Page("/products", "Products & affiliates", products, ("fct_sales", "dim_products"), sales_figures=True),
 )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import timedelta
 from typing import Any, cast
 
 import dlt
@@ -30,18 +31,27 @@ from sources.platform.report import RunReport, SaleDetailsPace
 from sources.platform.rescan import scan_when_due
 from sources.platform.resources import FULL_SCANS, STREAMS, Stream
 from sources.platform.resources.context import SourceContext
+from sources.platform.resources.renewals import pending_renewals
 from sources.platform.resources.sale_ids import SaleIdQueue
+from sources.platform.resources.store import SUBSCRIPTIONS
+from sources.platform.resources.stream import DELETED_AT, DELETED_AT_COLUMN
+from sources.platform.runclock import RunClock
 from sources.platform.settings import (
     DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
+    DEFAULT_CLOCK_TOLERANCE_SECONDS,
     DEFAULT_COMMUNITY_DAYS,
+    DEFAULT_CURSOR_LOOKBACK_MINUTES,
     DEFAULT_FISCAL_LAG_DAYS,
     DEFAULT_FISCAL_WINDOW_DAYS,
     DEFAULT_ITEMS_PER_PAGE,
+    DEFAULT_RENEWALS_MAX_REQUESTS,
     DEFAULT_RESCAN_HOURS,
+    DEFAULT_RETIRE_AFTER_NOT_FOUND,
     DEFAULT_SALES_CONCURRENCY,
     DEFAULT_SALES_MAX_REQUESTS,
     DEFAULT_SALES_RECHECK_HOURS,
     DEFAULT_SALES_REFRESH_DAYS,
+    DEFAULT_SALES_REVERIFY_SHARE,
     DEFAULT_START_DATE,
     DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
     SourceSettings,
@@ -53,6 +63,7 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    share,
     text_ids,
     uuid_ids,
     whole_number,
@@ -81,10 +92,15 @@ def platform_source(
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS,
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS,
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY,
+    sales_reverify_share: float = DEFAULT_SALES_REVERIFY_SHARE,
+    retire_after_not_found: int = DEFAULT_RETIRE_AFTER_NOT_FOUND,
     rescan_hours: float = DEFAULT_RESCAN_HOURS,
     rescan_hours_by_resource: Mapping[str, float] | None = None,
     rescan: bool = False,
     cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
+    cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES,
+    clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS,
+    renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS,
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
@@ -107,7 +123,16 @@ def platform_source(
         cheap_scan_max_requests: A whole list (a full scan that is not a fan of one request per
             parent) whose last complete scan made at most this many requests is read on every run,
             whatever `rescan_hours` says (`rescan.py`).
+        sales_reverify_share: Share of `sales_max_requests` kept each run for re-fetching the known sales
+            verified longest ago, so every known sale is verified again within a bounded number of runs.
+        retire_after_not_found: Runs that must each get a 404 for an id (sale, event, student, delivery)
+            before it is retired: not requested again, listed in `_platform_retired_ids`.
         rescan: Read every full-scan resource in this run, however recent its last scan.
+        cursor_lookback_minutes: How far each incremental read overlaps the previous one.
+        clock_tolerance_seconds: How far the API's clock (its `Date` header) and ours may differ before
+            run records and snapshots are stamped with the API's time (`runclock.py`).
+        renewals_max_requests: Subscriptions whose renewal fell due since they were read, re-read by id
+            per run at most (0: none).
         strict: Fail a resource on any record that departs from the spec (a null where the spec has
             none, an enum value or a field it does not list, a value of another type). Off, such a
             record loads as faithfully as its columns allow and each departure is recorded
@@ -149,6 +174,8 @@ def platform_source(
         sales_refresh_days=positive("sales_refresh_days", sales_refresh_days),
         sales_recheck_hours=non_negative("sales_recheck_hours", sales_recheck_hours),
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
+        sales_reverify_share=share("sales_reverify_share", sales_reverify_share),
+        retire_after_not_found=positive("retire_after_not_found", retire_after_not_found),
         strict=strict,
         arrow_pages=arrow_pages,
         decode_workers=decode_workers_or_default(decode_workers, os.cpu_count()),
@@ -157,6 +184,9 @@ def platform_source(
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
         rescan=rescan,
         cheap_scan_max_requests=whole_number("cheap_scan_max_requests", cheap_scan_max_requests),
+        cursor_lookback_minutes=non_negative("cursor_lookback_minutes", cursor_lookback_minutes),
+        clock_tolerance_seconds=non_negative("clock_tolerance_seconds", clock_tolerance_seconds),
+        renewals_max_requests=whole_number("renewals_max_requests", renewals_max_requests),
     )
     if client is None:
         client = PlatformClient(
@@ -179,15 +209,20 @@ def platform_source(
             if stats.rate_limited
         }
     )
+    started_at = pendulum.now("UTC")
+    run_report.run_clock = RunClock(
+        started_at, client.server_time, timedelta(seconds=settings.clock_tolerance_seconds)
+    )
     ctx = SourceContext(
         client=client,
         settings=settings,
         report=run_report,
         sale_ids=SaleIdQueue(),
-        snapshot_at=pendulum.now("UTC"),
+        snapshot_at=started_at,
         records=RecordReader(settings.strict, run_report.departures, client.redact),
         streams=STREAMS,
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
+        renewals=pending_renewals(SUBSCRIPTIONS.name, settings.renewals_max_requests),
     )
     return [_resource(ctx, stream) for stream in STREAMS.values()]
 
@@ -232,6 +267,8 @@ def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:
         columns[key]["nullable"] = False
     if stream.write_disposition == "merge":
         columns[stream.dedup_sort_column()]["dedup_sort"] = "desc"
+    if stream.marks_deletions or stream.deleted_with:  # set by `pipelines/deletions.py`, null as loaded
+        columns[DELETED_AT] = cast(TColumnSchema, dict(DELETED_AT_COLUMN))
     # The row id as dlt's normalizer declares it (a unique row key), also for the tables whose rows
     # arrive packed with their ids (`fastpath/columnar.py`), which dlt would otherwise type from Arrow only.
     columns[C_DLT_ID] = dlt_id_column()

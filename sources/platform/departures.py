@@ -32,6 +32,8 @@ from sources.platform.unreadable import safe_json, valid_text
 
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
+# A cursor value later than the API's clock (`runclock.py`): the record loads, the cursor stays.
+FUTURE_KIND = "in_the_future"
 _SUMMARY_LINES = 12
 _VALUES_SHOWN = 3
 
@@ -167,6 +169,7 @@ def _line(resource: str, path: str, kind: str, tally: _Tally) -> str:
             "is a field whose name makes no column of its own (empty, or the column of another field): "
             f"left out, its values in {DEPARTURES_TABLE}"
         ),
+        FUTURE_KIND: "was later than the API's clock (loaded; the cursor did not move to it)",
     }[kind]
     return f"{resource}: {path} {what} in {records}"
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import dlt
 import pendulum
 
-from sources.platform.report import RunReport
+from sources.platform.report import RunReport, SalesCycle
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY, stamped_time
 from sources.platform.resources import STREAMS
 from sources.platform.resources.sale_ids import pending_sale_ids
@@ -36,7 +36,22 @@ FRESHNESS_COLUMNS: dict[str, Any] = {
     "not_fetched_minutes": {"data_type": "double", "nullable": True},
     "not_fetched_runs": {"data_type": "bigint", "nullable": True},
     "checked_at": {"data_type": "timestamp", "timezone": True, "nullable": False},
+    # The re-verification cycle of `sales` (null in the other rows; docs/contracts.md part 4).
+    "known_records": {"data_type": "bigint", "nullable": True},
+    "reverified": {"data_type": "bigint", "nullable": True},
+    "reverify_per_run": {"data_type": "bigint", "nullable": True},
+    "oldest_verified_at": {"data_type": "timestamp", "timezone": True, "nullable": True},
+    "reverify_cycle_runs": {"data_type": "bigint", "nullable": True},
+    "reverify_cycle_days": {"data_type": "double", "nullable": True},
 }
+CYCLE_COLUMNS = (
+    "known_records",
+    "reverified",
+    "reverify_per_run",
+    "oldest_verified_at",
+    "reverify_cycle_runs",
+    "reverify_cycle_days",
+)
 
 
 def note_complete_read(resource: str, report: RunReport, run_started_at: datetime) -> None:
@@ -47,10 +62,15 @@ def note_complete_read(resource: str, report: RunReport, run_started_at: datetim
 
 
 def table_freshness(
-    source_state: Mapping[str, Any], report: RunReport, resources: Iterable[str], checked_at: datetime
+    source_state: Mapping[str, Any],
+    report: RunReport,
+    resources: Iterable[str],
+    checked_at: datetime,
+    verification: tuple[int, datetime | None] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per resource of `resources` from the source's committed state (`pipeline.state`'s
-    `sources.platform`) and the run's report."""
+    `sources.platform`) and the run's report; `verification`: the rows of `sales` and their oldest
+    `verified_at`, as the destination holds them after the run."""
     reads = source_state.get(LAST_READS_KEY, {})
     scans = source_state.get(LAST_SCANS_KEY, {})
     costs = source_state.get(SCAN_COSTS_KEY, {})
@@ -68,6 +88,7 @@ def table_freshness(
             "not_fetched_minutes": None,
             "not_fetched_runs": None,
             "checked_at": checked_at,
+            **dict.fromkeys(CYCLE_COLUMNS),
         }
         if stream.full_scan:
             schedule = report.scans.get(name)
@@ -77,7 +98,9 @@ def table_freshness(
             if schedule is not None and schedule.interval:
                 row["next_full_scan_after"] = schedule.next_after
         if name == "sales":
-            row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report))
+            known = verification[0] if verification is not None else 0
+            row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report, known))
+            row.update(_sales_cycle(report.sales_cycle, verification))
         rows.append(row)
     return rows
 
@@ -90,16 +113,54 @@ def _refresh(interval_seconds: float | None) -> str:
     return f"full scan, every {interval_seconds / 3600:g} h"
 
 
-def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport) -> dict[str, Any]:
-    """The discovered sale ids not fetched yet, and how long they take at the rate limit and per run."""
+def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport, known: int) -> dict[str, Any]:
+    """The discovered sale ids not fetched yet, and how long they take at the rate limit and per run
+    (at the budget but what the re-verification cycle keeps of it, as many as there are known sales)."""
     waiting = len(pending_sale_ids(sales_state))
     pace = report.sale_details_pace
     minutes = runs = None
     if waiting and pace is not None:
-        runs = math.ceil(waiting / pace.max_requests_per_run)
+        kept = min(report.sales_cycle.per_run, known) if report.sales_cycle is not None else 0
+        runs = math.ceil(waiting / max(1, pace.max_requests_per_run - kept))
         if pace.requests_per_minute:
             minutes = waiting / pace.requests_per_minute
     return {"not_fetched": waiting, "not_fetched_minutes": minutes, "not_fetched_runs": runs}
+
+
+def _sales_cycle(
+    cycle: SalesCycle | None, verification: tuple[int, datetime | None] | None
+) -> dict[str, Any]:
+    """How often every known sale is fetched again: the cycle's share per run, in runs and in days at
+    the interval between this run and the previous one."""
+    known, oldest = verification if verification is not None else (None, None)
+    row: dict[str, Any] = {"known_records": known, "oldest_verified_at": oldest}
+    if cycle is None:
+        return row
+    row["reverified"] = cycle.reverified
+    row["reverify_per_run"] = cycle.per_run
+    if cycle.per_run and known is not None:
+        runs = max(1, math.ceil(known / cycle.per_run))
+        row["reverify_cycle_runs"] = runs
+        if cycle.previous_run_at is not None:
+            interval = (cycle.run_at - cycle.previous_run_at).total_seconds()
+            row["reverify_cycle_days"] = runs * interval / 86400
+    return row
+
+
+def cycle_line(row: Mapping[str, Any]) -> str | None:
+    """The summary's line on the sales re-verification cycle, from the `sales` row."""
+    runs = row.get("reverify_cycle_runs")
+    if runs is None:
+        return None
+    days = row.get("reverify_cycle_days")
+    at_schedule = f" (about {days:.3g} days at this schedule)" if days is not None else ""
+    oldest = row.get("oldest_verified_at")
+    since = f"; oldest verification {oldest.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if oldest else ""
+    return (
+        f"sales: every known sale ({row['known_records']:,}) re-checked at least every {runs} "
+        f"run{'s' if runs != 1 else ''}{at_schedule}, {row['reverify_per_run']:,} a run "
+        f"(sales_reverify_share); {row['reverified']:,} re-verified this run{since}"
+    )
 
 
 def freshness_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -110,6 +171,8 @@ def freshness_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         names = ", ".join(f"{row['table_name']} ({row['last_scan_requests']})" for row in every_run)
         lines.append(f"read whole on every run, their scan being cheap (requests): {names}")
     for row in rows:
+        if line := cycle_line(row):
+            lines.append(line)
         if row["not_fetched"]:
             eta = ""
             if row["not_fetched_minutes"] is not None:

@@ -7,8 +7,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sources.platform.departures import DepartureLog
+from sources.platform.retired import Retirements
+
+if TYPE_CHECKING:
+    from sources.platform.runclock import RunClock
 
 logger = logging.getLogger("platform_sync.source")
 
@@ -30,6 +35,16 @@ class SaleDetailsPace:
 
 
 @dataclass
+class SalesCycle:
+    """The re-verification cycle of known sales in this run (`sales_reverify_share`)."""
+
+    per_run: int  # requests kept for the cycle: ceil(share x sales_max_requests)
+    run_at: datetime  # this run's start
+    previous_run_at: datetime | None  # the start of the previous run that read `sales`, if any
+    reverified: int = 0  # sales fetched by the cycle alone in this run
+
+
+@dataclass
 class RunReport:
     """Resources skipped (a missing scope) or failed (an error after retries) in this run, and full-scan
     resources not read because their last complete scan is recent (`not_due`, which is no problem).
@@ -45,16 +60,31 @@ class RunReport:
     departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
     scans: dict[str, ScanSchedule] = field(default_factory=dict)  # the full-scan resources' schedules
     sale_details_pace: SaleDetailsPace | None = None
+    sales_cycle: SalesCycle | None = None  # set by `sales` when it runs
+    changed_sales: int = 0  # known sales found changed (their fiscal documents are read again)
+    configured_sale_ids: tuple[str, ...] = ()  # `sale_ids`, for the sales coverage (set by `sales`)
+    # Ids the API answers 404 for, counted across runs until they retire: one for the run, shared by
+    # every copy of the source's context (`resources/context.py`).
+    retirements: Retirements | None = None
     # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
     # display's total. None until the sales resource starts.
     sale_details_planned: int | None = None
     # Rows the full scans' lists announced (`totalItems` of each list's first page, summed over the
     # lists a resource reads): the progress display's totals.
     rows_announced: dict[str, int] = field(default_factory=dict)
+    run_clock: RunClock | None = None  # the run's times by the API's clock and ours (`runclock.py`)
+    # The keys each complete scan of a resource whose deletions are marked saw (`pipelines/deletions.py`);
+    # a resource is here only once its scan ended.
+    scanned_keys: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
     # 429 answers per operation: (all, those from another client of the account), from the client.
     _count_rate_limited: Callable[[], dict[str, tuple[int, int]]] | None = field(default=None, repr=False)
+
+    @property
+    def retired_now(self) -> list[tuple[str, str]]:
+        """(kind, id) of the ids this run retired."""
+        return self.retirements.retired_now if self.retirements is not None else []
 
     def count_requests_with(self, counter: Callable[[], dict[str, int]]) -> None:
         """Where `requests` reads the number of requests made per operation (the source's client)."""
@@ -99,6 +129,11 @@ class RunReport:
         with self._lock:
             self.failed[resource] = reason
         logger.error("%s failed: %s", resource, reason)
+
+    def scan_complete(self, resource: str, keys: set[tuple[str, ...]]) -> None:
+        """A scan of `resource` read every page: `keys` are all the records it saw."""
+        with self._lock:
+            self.scanned_keys[resource] = keys
 
     def warn(self, message: str) -> None:
         with self._lock:

@@ -25,8 +25,9 @@ from typing import Any
 import dlt
 import pendulum
 
-from sources.platform.fastpath.batches import Batch
+from sources.platform.fastpath.batches import Batch, values_at
 from sources.platform.guard import keep_replaced_table
+from sources.platform.records import key_paths
 from sources.platform.report import ScanSchedule
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
@@ -63,12 +64,34 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     counting = CountingClient(ctx.client)
     # The copy shares the context's sets, queue and lock; a full scan produces no sale ids, so it never
     # rebinds the pending ids that `commit_pending_sales` swaps.
-    yield from stream.read(replace(ctx, client=counting), stream)
+    keys: set[tuple[str, ...]] | None = set() if marks_deletions(ctx, stream) else None
+    for batch in stream.read(replace(ctx, client=counting), stream):
+        if keys is not None:
+            keys.update(batch_keys(stream, batch))
+        yield batch
     # Reached only when the scan ran to its end: an exception leaves the previous complete scan's time.
+    if keys is not None:
+        ctx.report.scan_complete(stream.name, keys)
     last_scans[stream.name] = run_started_at.isoformat()
     costs[stream.name] = counting.requests
     interval = scan_interval(ctx.settings, stream, counting.requests)
     ctx.report.schedule_scan(stream.name, ScanSchedule(interval, run_started_at + interval))
+
+
+def marks_deletions(ctx: SourceContext, stream: Stream) -> bool:
+    """Whether this scan reads the resource whole, so that what it does not see was deleted
+    (`pipelines/deletions.py`): lesson comments only when all are read, not those of `course_ids`."""
+    if stream.name == "lesson_comments" and ctx.settings.course_ids:
+        return False
+    return stream.marks_deletions
+
+
+def batch_keys(stream: Stream, batch: Batch) -> set[tuple[str, ...]]:
+    """The keys of a batch's records, as text (how `pipelines/deletions.py` compares them)."""
+    from_records = iter(key_paths(stream))  # the API paths of the key columns not added by the reader
+    paths = [(key,) if key in stream.extra_columns else next(from_records) for key in stream.primary_key]
+    columns = [values_at(batch, path) for path in paths]
+    return {tuple(str(value) for value in key) for key in zip(*columns, strict=True)}
 
 
 def scan_interval(settings: SourceSettings, stream: Stream, last_cost: int | None) -> timedelta:

@@ -27,7 +27,16 @@ DEFAULT_SALES_MAX_REQUESTS = 5000
 DEFAULT_SALES_REFRESH_DAYS = 30
 DEFAULT_SALES_RECHECK_HOURS = 0.0
 DEFAULT_SALES_CONCURRENCY = 4
+# Share of `sales_max_requests` kept for re-verifying the known sales verified longest ago (`sales.py`).
+DEFAULT_SALES_REVERIFY_SHARE = 0.1
+# Runs that must each get a 404 for an id before it is retired (`retired.py`).
+DEFAULT_RETIRE_AFTER_NOT_FOUND = 3
 DEFAULT_RESCAN_HOURS = 6.0
+# Issue 25: how far an incremental read overlaps the previous one, how far the API's clock and ours may
+# differ before the API's stamps the run, and the per-run budget of renewal re-reads (`runclock.py`).
+DEFAULT_CURSOR_LOOKBACK_MINUTES = 30.0
+DEFAULT_CLOCK_TOLERANCE_SECONDS = 300.0
+DEFAULT_RENEWALS_MAX_REQUESTS = 200
 # A full scan whose last complete read made at most this many requests is read on every run (`rescan.py`).
 DEFAULT_CHEAP_SCAN_MAX_REQUESTS = 20  # 2,000 records at 100 a page
 # Helper processes that decode the pages of large flat lists beside the extract (`offload.py`): one,
@@ -65,6 +74,8 @@ class SourceSettings:
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
+    sales_reverify_share: float = DEFAULT_SALES_REVERIFY_SHARE
+    retire_after_not_found: int = DEFAULT_RETIRE_AFTER_NOT_FOUND
     strict: bool = False  # fail a resource on any departure from the spec instead of loading it
     arrow_pages: bool = True
     decode_workers: int = 0
@@ -73,6 +84,9 @@ class SourceSettings:
     rescan_hours_by_resource: Mapping[str, float] = field(default_factory=dict)
     rescan: bool = False
     cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS
+    cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES
+    clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS
+    renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS
 
 
 def parse_start_date(value: str | datetime, now: datetime | None = None) -> datetime:
@@ -180,6 +194,15 @@ def parse_rescan_hours(name: str, value: float) -> float:
             f"{name} must be at most {MAX_RESCAN_HOURS} hours (a century), got {value!r}"
         )
     return hours
+
+
+def share(name: str, value: float) -> float:
+    """A share of a budget: at least 0 and less than 1."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        raise ConfigurationError(
+            f"{name} must be a number from 0 (off) to less than 1, e.g. 0.1 for a tenth; got {value!r}"
+        )
+    return float(value)
 
 
 def positive(name: str, value: int) -> int:

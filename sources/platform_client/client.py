@@ -38,6 +38,7 @@ from sources.platform_client.paging import Page, parse_envelope
 from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters, Verdict
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
 from sources.platform_client.retry import RetryPolicy
+from sources.platform_client.servertime import ServerTime
 from sources.platform_client.stats import OperationStats, StatsBook, total_stats
 from sources.platform_client.walking import (
     DEFAULT_PAGES_AHEAD,
@@ -129,6 +130,7 @@ class PlatformClient:
         self._stats = StatsBook()
         self._pages_ahead = max(1, pages_ahead)
         self._pages = PagePool(pages_ahead_total)
+        self._server_time = ServerTime()
         self._http = httpx.Client(
             base_url=self.base_url,
             auth=BearerAuth(access_token),
@@ -147,6 +149,11 @@ class PlatformClient:
     def stats(self) -> dict[str, OperationStats]:
         """A snapshot of the counts per operation name (operations never called are absent)."""
         return self._stats.snapshot()
+
+    @property
+    def server_time(self) -> ServerTime:
+        """The API's clock as the `Date` headers of its answers tell it (`servertime.py`)."""
+        return self._server_time
 
     @property
     def rate_limits(self) -> Mapping[str, float]:
@@ -334,6 +341,7 @@ class PlatformClient:
                 self._clock.monotonic() - started,
             )
             return transport_failure(operation, exc, url, self._redactor.redact)
+        self._server_time.observe(response.headers.get("Date"), self._clock.now())
         url = self._redact_url(response.request.url)
         logger.debug(
             "%s %s %s -> %d in %.3fs",

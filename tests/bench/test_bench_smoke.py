@@ -60,6 +60,10 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
             "largest",
             "--tolerance-runs",
             "1",
+            "--soak-scale",
+            "120",
+            "--soak-days",
+            "1",
         ]
     )
     assert code == 0
@@ -77,6 +81,7 @@ def test_writes_report_figures_and_chart(bench_run: tuple[Path, dict]) -> None:
         "## Models",
         "## An API that departs from its spec",
         "## Request economy",
+        "## Soak: scheduled syncs against a world that breaks our rules",
         "## Method",
     ):
         assert heading in text

@@ -42,7 +42,8 @@ class World:
         """Sync the sandbox again (what a scheduled `platform-sync sync` does), then `dbt build`."""
         started_at = run_started_at()
         synced = sync(self.pipeline, source_options=source_options(self.sandbox, self.sandbox.token()))
-        record_run(self.pipeline, outcome_rows(synced, None, started_at), synced.freshness)
+        outcomes = outcome_rows(synced, None, started_at)
+        record_run(self.pipeline, outcomes, synced.freshness, synced.coverage, synced.retired)
         built = run_models(self.pipeline, "build", target_path=self.folder / "target", echo=False)
         return synced, built
 

@@ -101,6 +101,7 @@ def test_every_page_renders_with_data_and_the_kpis_equal_sql(
                 drawn,
             )
             screenshot(driver, screenshots / f"dashboard-{name}.png")
+            _assert_coverage_notice(world, driver, path)
 
             if path == "/":
                 assert shown_overview(driver) == expected_overview(world, START, END)
@@ -168,6 +169,54 @@ def test_every_page_renders_with_data_and_the_kpis_equal_sql(
                 )[0][0]
                 assert int(text(driver, "kpi-tables")) == raw_tables
                 _assert_recorded_or_not(world, driver)
+                _assert_coverage_table(world, driver)
+
+
+SALES_PAGES = ("/", "/products", "/cash")  # their figures count sales
+
+
+def _assert_coverage_notice(world: World, driver: Any, path: str) -> None:
+    """The pages whose figures count sales say that the sync found only some (this world has no webhook
+    receiver), how many, and how to find the others; the other pages say nothing of it."""
+    notices = driver.find_elements("id", "coverage-notice")
+    if path not in SALES_PAGES:
+        assert notices == [], path
+        return
+    loaded = world.rows("select loaded from platform_raw._platform_sales_coverage where channel = 'all'")[0][
+        0
+    ]
+    assert loaded == world.rows("select count(*) from platform_raw.sales")[0][0]
+    shown = notices[0].text
+    assert shown.startswith(
+        f"Sales coverage is partial: these figures count the {loaded:,} sales the sync found."
+    ), shown
+    assert "no webhook announcement is loaded" in shown
+    assert "`platform-sync webhooks serve`" in shown and "`sale_ids`" in shown
+
+
+def _assert_coverage_table(world: World, driver: Any) -> None:
+    """Data health lists the sale ids each channel names, loaded and retired, as the table holds them."""
+    rows = world.rows(
+        "select channel, named, loaded, retired from platform_raw._platform_sales_coverage order by channel"
+    )
+    assert {channel for channel, *_ in rows} == {
+        "subscriptions", "fiscal_documents", "event_attendees", "order_bumps", "webhooks", "sale_ids", "all"
+    }  # fmt: skip
+    shown = driver.find_element("id", "table-coverage").text
+    names = {"subscriptions": "subscriptions (first invoice)", "fiscal_documents": "fiscal documents",
+             "event_attendees": "event attendees", "order_bumps": "order bumps (main sale)",
+             "webhooks": "webhooks", "sale_ids": "configured sale_ids", "all": "all channels"}  # fmt: skip
+    for channel, named, loaded, retired in rows:
+        assert f"{names[channel]} {named} {loaded} {retired}" in shown, channel
+    assert text(driver, "coverage-status").startswith("Partial: no webhook announcement is loaded")
+    known, runs = world.rows(
+        "select known_records, reverify_cycle_runs from platform_raw._platform_freshness "
+        "where table_name = 'sales'"
+    )[0]
+    assert known == world.rows("select count(*) from platform_raw.sales")[0][0]
+    assert text(driver, "sales-cycle").startswith(
+        f"Every known sale ({known}) is fetched again at least every {runs} runs (about "
+    )
 
 
 def _listed(method: str) -> str:

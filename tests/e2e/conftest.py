@@ -10,6 +10,7 @@ import pytest
 
 from sandbox.options import catalog_source_options
 from sandbox.testing import SandboxHandle, running_sandbox
+from tests.warehouses import RUN_STAMPS
 
 E2E_SCALE = 400
 E2E_TIME_SCALE = 600.0  # rate-limit windows of 0.1 s: the limits still bind, the tests stay fast
@@ -58,7 +59,7 @@ def ids(pipeline: dlt.Pipeline, table: str, column: str = "id") -> list[str]:
 
 def warehouse_tables(path: str) -> dict[str, tuple[list[tuple[str, str, str]], list[tuple[Any, ...]]]]:
     """Every data table: its columns (name, type, nullable; in name order) and its rows without dlt's
-    row ids and load ids, nor the snapshot time of the community snapshots, which differ by run."""
+    row ids and load ids, nor the times that stamp a run (`RUN_STAMPS`), which differ by run."""
     tables: dict[str, tuple[list[tuple[str, str, str]], list[tuple[Any, ...]]]] = {}
     with duckdb.connect(path, read_only=True) as connection:
         names = connection.execute(
@@ -71,7 +72,7 @@ def warehouse_tables(path: str) -> dict[str, tuple[list[tuple[str, str, str]], l
                 "where table_schema = 'platform_raw' and table_name = ? order by column_name",
                 [table],
             ).fetchall()
-            kept = [c[0] for c in columns if not c[0].startswith("_dlt_") and c[0] != "snapshot_at"]
+            kept = [c[0] for c in columns if not c[0].startswith("_dlt_") and c[0] not in RUN_STAMPS]
             select = ", ".join(f'"{c}"' for c in kept)
             rows = connection.execute(f"select {select} from platform_raw.{table} order by all").fetchall()
             tables[table] = (columns, rows)

@@ -133,8 +133,9 @@ def test_missing_scope_skips_only_its_resources(sandbox, make_pipeline):
 
 
 def test_snapshot_tables_survive_a_run_that_cannot_read_them(sandbox, make_pipeline):
-    """`replace` tables (product campaigns and partners) keep their rows when a later run skips or
-    fails them: dlt would otherwise replace them with nothing."""
+    """The product snapshots (campaigns and partners, merged on (product_id, id) since issue 25 so that a
+    deleted product's children are marked, not dropped) keep their rows when a later run skips or fails
+    them, and such a run marks none of them deleted."""
     pipeline = make_pipeline()
     options = source_options(sandbox, sandbox.token())
     sync(pipeline, source_options=options)
@@ -158,13 +159,17 @@ def test_snapshot_tables_survive_a_run_that_cannot_read_them(sandbox, make_pipel
     sandbox.set_faults(None)
     assert set(failed.report.failed) == {"product_campaigns"}
     assert {t: query(pipeline, f"select _dlt_id from {t} order by 1") for t in snapshot} == snapshot
+    assert (skipped.deleted, failed.deleted) == ({}, {})
+    assert query(
+        pipeline, "select count(*) from product_campaigns where _platform_deleted_at is not null"
+    ) == [(0,)]
 
-    # and the next run that reads them replaces them again, whole
+    # and the next run that reads them loads them again, whole
     sync(pipeline, resources=["product_campaigns"], source_options={**options, "rescan": True})
     replaced = query(pipeline, "select _dlt_id from product_campaigns order by 1")
     assert len(replaced) == len(snapshot["product_campaigns"])
     assert not set(replaced) & set(snapshot["product_campaigns"])
-    assert pipeline.default_schema.tables["product_campaigns"]["write_disposition"] == "replace"
+    assert pipeline.default_schema.tables["product_campaigns"]["write_disposition"] == "merge"
 
 
 @pytest.mark.parametrize("faults", ["error=0.15,seed=5", "drop=0.08,truncate=0.08,seed=6"])

@@ -194,6 +194,20 @@ def test_the_syncs_load_the_same_raw_rows_into_postgres_as_into_duckdb(synced: S
         assert pg_query(synced.server, count)[1] == duck_query(synced.duckdb_path, count)[1], table
 
 
+def test_the_sales_coverage_and_verification_are_counted_alike_on_both_engines(synced: Synced) -> None:
+    """The coverage by channel and the oldest verification are asked of the destination in SQL
+    (`pipelines/coverage.py`): PostgreSQL answers as DuckDB does, for the same first sync."""
+
+    def counts(result: Any) -> dict[str, tuple[int, int, int]]:
+        return {row["channel"]: (row["named"], row["loaded"], row["retired"]) for row in result.coverage}
+
+    ours, theirs = counts(synced.postgres.synced), counts(synced.duckdb.synced)
+    assert ours == theirs and ours["all"][1] == synced.duckdb.synced.rows["sales"]
+    assert {ours[name][0] for name in ("subscriptions", "fiscal_documents", "event_attendees")} != {0}
+    known = {row["table_name"]: row["known_records"] for row in synced.postgres.synced.freshness}
+    assert known["sales"] == ours["all"][1]
+
+
 def test_dbt_build_passes_every_model_test_and_unit_test_on_postgres(synced: Synced) -> None:
     built = synced.postgres.built
     assert built.success, built.output[-5000:]

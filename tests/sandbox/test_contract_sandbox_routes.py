@@ -59,3 +59,33 @@ def test_stats_count_per_operation_and_status(sandbox):
     }
     sandbox.reset_stats()
     assert sandbox.stats()["total"] == 0
+
+
+def test_every_answer_is_dated_by_the_worlds_clock_once(sandbox):
+    """The `Date` header is the world's clock (uvicorn's wall-clock one replaced, not added to)."""
+    token = sandbox.token()
+    auth = {"Authorization": f"Bearer {token}"}
+    answers = {
+        "operation": httpx.get(f"{sandbox.base_url}/store/v1/products", headers=auth),
+        "error": httpx.get(f"{sandbox.base_url}/store/v1/sales/nope", headers=auth),
+        "unknown path": httpx.get(f"{sandbox.base_url}/no/such/path"),
+        "sandbox route": httpx.get(f"{sandbox.base_url}/sandbox/catalog"),
+        "auth app": httpx.post(f"{sandbox.auth_url}/sandbox/authorize", json={"client_id": "nobody"}),
+    }
+    assert {name: r.headers.get_list("date") for name, r in answers.items()} == {
+        name: ["Mon, 01 Jun 2026 00:00:00 GMT"] for name in answers
+    }
+    assert answers["operation"].status_code == 200 and answers["error"].status_code == 404
+    moved = httpx.post(f"{sandbox.base_url}/sandbox/advance", json={"seconds": 86400 * 3 + 59.9})
+    assert moved.headers.get_list("date") == ["Thu, 04 Jun 2026 00:00:59 GMT"]
+    later = httpx.get(f"{sandbox.base_url}/store/v1/products", headers=auth)
+    assert later.headers.get_list("date") == ["Thu, 04 Jun 2026 00:00:59 GMT"]
+
+
+def test_the_date_header_of_a_running_process_is_the_worlds():
+    """`python -m sandbox serve` (uvicorn with its own settings path) dates answers the same way."""
+    from sandbox.testing import running_sandbox_process
+
+    with running_sandbox_process(seed=1, scale=20, rate_limits=False) as sandbox:
+        catalog = httpx.get(f"{sandbox.base_url}/sandbox/catalog")
+        assert catalog.headers.get_list("date") == ["Mon, 01 Jun 2026 00:00:00 GMT"]

@@ -3,6 +3,7 @@
 with comments as (
 
     select * from {{ ref('stg_platform__lesson_comments') }}
+    where not is_deleted
 
 ),
 

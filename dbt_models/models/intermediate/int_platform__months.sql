@@ -15,6 +15,7 @@ subscriptions as (
 transfers as (
 
     select * from {{ ref('stg_platform__transfers') }}
+    where not is_deleted
 
 ),
 

@@ -10,6 +10,7 @@ with affiliations as (
         max(case when affiliation_status = 'approved' then 1 else 0 end) = 1 as has_approved_affiliation,
         min(case when affiliation_status = 'approved' then approved_at end) as first_approved_at
     from {{ ref('stg_platform__affiliations') }}
+    where not is_deleted
     group by affiliate_id, product_id
 
 ),

@@ -1,6 +1,7 @@
 with products as (
 
     select * from {{ ref('stg_platform__products') }}
+    where not is_deleted
 
 ),
 
@@ -11,6 +12,7 @@ campaigns as (
         count(*) as count_campaigns,
         sum(case when is_active then 1 else 0 end) as count_active_campaigns
     from {{ ref('stg_platform__product_campaigns') }}
+    where not is_deleted
     group by product_id
 
 ),
@@ -21,6 +23,7 @@ partners as (
         product_id,
         count(*) as count_partners
     from {{ ref('stg_platform__product_partners') }}
+    where not is_deleted
     group by product_id
 
 ),
@@ -32,6 +35,7 @@ affiliations as (
         count(distinct case when affiliation_status = 'approved' then affiliate_id end)
             as count_approved_affiliates
     from {{ ref('stg_platform__affiliations') }}
+    where not is_deleted
     group by product_id
 
 ),

@@ -1,6 +1,7 @@
 with transfers as (
 
     select * from {{ ref('stg_platform__transfers') }}
+    where not is_deleted
 
 ),
 

@@ -24,7 +24,10 @@ renamed as (
         {{ platform_col(cols, 'is_fixed', 'bool') }} as is_fixed,
         {{ platform_col(cols, 'is_answered', 'bool') }} as is_answered,
         -- timestamps
-        {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at
+        {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at,
+        -- deletion: marked when a complete scan no longer finds the record (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

@@ -22,7 +22,10 @@ renamed as (
         {{ platform_col(cols, 'is_infinity_funnel', 'bool') }} as is_infinity_funnel,
         {{ platform_col(cols, 'is_active', 'bool') }} as is_active,
         -- timestamps
-        {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at
+        {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at,
+        -- deletion: marked when a complete scan no longer finds the record (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

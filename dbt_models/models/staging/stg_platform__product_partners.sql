@@ -21,7 +21,10 @@ renamed as (
         {{ platform_col(cols, 'commission__only_by_affiliate', 'bool') }} as is_commission_only_by_affiliate,
         {{ platform_col(cols, 'permission__can_manage_affiliates', 'bool') }} as can_manage_affiliates,
         {{ platform_col(cols, 'permission__can_refund', 'bool') }} as can_refund,
-        {{ platform_col(cols, 'permission__can_view_customer_data', 'bool') }} as can_view_customer_data
+        {{ platform_col(cols, 'permission__can_view_customer_data', 'bool') }} as can_view_customer_data,
+        -- deletion: marked when a complete scan no longer finds the record (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

@@ -31,7 +31,10 @@ renamed as (
         {{ platform_col(cols, 'payment__methods__multiple_cards', 'bool') }} as accepts_multiple_cards,
         -- timestamps
         {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at,
-        {{ platform_col(cols, 'updated_at', 'timestamp') }} as updated_at
+        {{ platform_col(cols, 'updated_at', 'timestamp') }} as updated_at,
+        -- deletion: marked when a complete scan no longer finds the record (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

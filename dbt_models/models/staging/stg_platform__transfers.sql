@@ -25,7 +25,10 @@ renamed as (
         -- dates
         {{ platform_col(cols, 'requested_at', 'date') }} as requested_on,
         {{ platform_col(cols, 'completed_at', 'date') }} as completed_on,
-        {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at
+        {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at,
+        -- deletion: marked when a complete scan no longer finds the record (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any, TypeAlias
 
 import pyarrow as pa
@@ -44,14 +45,29 @@ def values_at(batch: Batch, path: tuple[str, ...]) -> list[Any]:
 def observe_newest(
     cursor: Cursor, batch: Batch, value_path: tuple[str, ...], id_path: tuple[str, ...]
 ) -> None:
-    """Show the cursor the value and id of each row; of a table only the rows with its newest value,
-    which leave the cursor as all of them would (it keeps only the newest value and its ids)."""
+    """Show the cursor the value and id of each row; of a table only the rows within the cursor's
+    lookback of its newest value, which leave the cursor as all of them would (it keeps only those)."""
     if isinstance(batch, pa.Table):
         values = batch.column(column_name(value_path))
+        bound = cursor.bound()
+        if bound is not None and batch.num_rows:
+            if getattr(values.type, "tz", "UTC") is None:  # a naive column holds UTC (contracts part 1)
+                bound = bound.astimezone(UTC).replace(tzinfo=None)
+            late = pc.fill_null(pc.greater(values, pa.scalar(bound, type=values.type)), False)
+            if pc.any(late).as_py():  # shown one by one: the cursor reports those in the future
+                beyond = batch.filter(late)
+                for value, record_id in zip(
+                    values_at(beyond, value_path), values_at(beyond, id_path), strict=True
+                ):
+                    cursor.observe(value, record_id)
+                batch = batch.filter(pc.invert(late))
+                values = batch.column(column_name(value_path))
         newest = pc.max(values)
         if not newest.is_valid:
             return
-        batch = batch.filter(pc.equal(values, newest))
+        # the rows within the cursor's lookback of the newest: it remembers those (`Cursor.observe`)
+        start = pa.scalar(newest.as_py() - cursor.lookback, type=values.type)
+        batch = batch.filter(pc.greater_equal(values, start))
     for value, record_id in zip(values_at(batch, value_path), values_at(batch, id_path), strict=True):
         cursor.observe(value, record_id)
 

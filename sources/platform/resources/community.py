@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 from sources.platform import models
@@ -33,6 +34,14 @@ def _communities(
         yield community_id, {"communityId": community_id}, {"days": days}, extra
 
 
+def snapshot_time(ctx: SourceContext) -> datetime:
+    """When this run's snapshots were taken: our clock's run start, or the API's time when the two
+    disagree by more than `clock_tolerance_seconds` (`runclock.RunClock.stamp`), so a snapshot taken
+    while our clock was wrong never wins "latest" once it is fixed."""
+    clock = ctx.report.run_clock
+    return ctx.snapshot_at if clock is None else clock.stamp()
+
+
 def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The five most commented posts of each community, stamped with this run's snapshot time."""
     for community_id, path, params, extra in _communities(ctx):
@@ -43,6 +52,7 @@ def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         except PermissionDeniedError as exc:
             ctx.report.warn(f"community {community_id} was not read: {exc}")
             continue
+        extra["snapshot_at"] = snapshot_time(ctx)  # after an answer: the API's clock is known
         yield ctx.parse(stream, answer.get("items") or [], extra)
 
 
@@ -59,7 +69,9 @@ def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     walks = [(community_id, walk(path, params)) for community_id, (path, params, _) in communities.items()]
     for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING, (PermissionDeniedError,)):
         if item.page is not None:
-            yield ctx.parse(stream, item.page.items, communities[item.parent][2])
+            extra = communities[item.parent][2]
+            extra["snapshot_at"] = snapshot_time(ctx)  # after an answer: the API's clock is known
+            yield ctx.parse(stream, item.page.items, extra)
         elif item.error is not None:
             ctx.report.warn(f"community {item.parent} was not read: {item.error}")
 

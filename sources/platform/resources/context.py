@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import dlt
 import pyarrow as pa
 
+from sources.platform.cursor import Cursor
+from sources.platform.departures import FUTURE_KIND
 from sources.platform.extraction import (
     current_load_id,
     current_source_schema,
@@ -28,8 +30,10 @@ from sources.platform.fastpath.columnar import packed_pages
 from sources.platform.fastpath.new_fields import NewFields
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.fastpath.page_decoding import DecodedPage, PageJob
+from sources.platform.models import Departure
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport
+from sources.platform.resources.followups import DocumentFollowUps
 from sources.platform.resources.sale_ids import (
     SaleIdQueue,
     SaleLedger,
@@ -37,6 +41,7 @@ from sources.platform.resources.sale_ids import (
     pending_sale_ids,
 )
 from sources.platform.resources.stream import Stream
+from sources.platform.retired import Retirements
 from sources.platform.settings import SourceSettings
 from sources.platform_client.client import PageDecode, PlatformClient
 from sources.platform_client.operations import OPERATIONS_BY_NAME
@@ -55,14 +60,41 @@ class SourceContext:
     records: RecordReader
     streams: Mapping[str, Stream]  # the source's resources by name (`resources/__init__.py`)
     decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
+    # (id, due date) of the loaded subscriptions that may be due for a renewal re-read (`renewals.py`).
+    renewals: Sequence[tuple[str, datetime]] = ()
     _finished: set[str] = field(default_factory=set)
+    # Sales found changed, from `sales` to `fiscal_documents` (`followups.py`).
+    documents_due: DocumentFollowUps = field(default_factory=DocumentFollowUps)
+    # Ids the API answers 404 for, counted across runs until they retire (`retired.py`).
+    retirements: Retirements = field(init=False)
     _pending_sales: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _known_sales: set[str] | None = None  # the destination's sale ids, read when first needed
 
+    def cursor(self, state: MutableMapping[str, Any], key: str, stream: Stream, path: str) -> Cursor:
+        """An incremental cursor bounded by the run's clocks (`cursor.py`); a record whose `path` (API
+        keys joined by `.`) is in the future is recorded as an `in_the_future` departure."""
+        clock = self.report.run_clock
+
+        def on_future(record_id: Any, value: datetime) -> None:
+            departure = Departure(path, FUTURE_KIND, value.isoformat())
+            self.report.departures.record(stream.name, record_id, [departure])
+
+        return Cursor(state, key, clock, on_future, self.lookback())
+
+    def lookback(self) -> timedelta:
+        return timedelta(minutes=self.settings.cursor_lookback_minutes)
+
     def parse(self, stream: Stream, items: Iterable[Any], extra: Mapping[str, Any] | None = None) -> Rows:
         """The rows of a page's records (`records.RecordReader`)."""
         return [row for row, _ in self.records.read(stream, items, extra)]
+
+    def __post_init__(self) -> None:
+        # One for the run: a copy of this context (`rescan.py` counts a scan's requests through one)
+        # shares the report's, and with it the lock over the state's counts.
+        if self.report.retirements is None:
+            self.report.retirements = Retirements(self.settings.retire_after_not_found, self.snapshot_at)
+        self.retirements = self.report.retirements
 
     def offload(
         self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 import dlt
 
 from sources.platform import models
-from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
 from sources.platform.records import new_rows
@@ -21,11 +20,16 @@ from sources.platform_client.windows import iso_z
 def read_events(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The configured events (the API cannot list them), one request each."""
     for event_id in ctx.settings.event_ids:
+        if ctx.retirements.is_retired("event", event_id):  # the API does not know it (`retired.py`)
+            continue
         try:
             event = ctx.client.request(stream.operation, path_params={"id": event_id})
         except (NotFoundError, PermissionDeniedError) as exc:
             ctx.report.warn(f"event {event_id} in event_ids was not read: {exc}")
+            if isinstance(exc, NotFoundError):
+                ctx.retirements.not_found("event", event_id, str(exc))
             continue
+        ctx.retirements.found("event", event_id)
         yield ctx.parse(stream, [event])
 
 
@@ -34,10 +38,15 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     one cursor per event: `cursor.py` says why not dlt's). The events' lists are walked several at once
     (`fan_out`); each event's cursor is committed after its own last page."""
     cursors = dlt.current.resource_state().setdefault("modified_at", {})
-    by_event = {event_id: Cursor(cursors, event_id) for event_id in ctx.settings.event_ids}
+    by_event = {
+        event_id: ctx.cursor(cursors, event_id, stream, "modifiedAt")
+        for event_id in ctx.settings.event_ids
+        if not ctx.retirements.is_retired("event", event_id)  # the API does not know it (`retired.py`)
+    }
 
     def walk(event_id: str) -> Callable[[], Iterator[Page]]:
-        since = by_event[event_id].value or ctx.settings.start_date
+        cursor = by_event[event_id]
+        since = max(ctx.settings.start_date, cursor.since() or ctx.settings.start_date)
         params = {"modifiedAtGte": iso_z(since), "order": "asc"}
         return lambda: ctx.client.paginate(stream.operation, path_params={"id": event_id}, params=params)
 
@@ -52,6 +61,8 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
             yield rows
         elif item.error is not None:
             ctx.report.warn(f"attendees of event {item.parent} were not read: {item.error}")
+            if isinstance(item.error, NotFoundError):
+                ctx.retirements.not_found("event", item.parent, str(item.error))
         else:
             cursor.commit()
 

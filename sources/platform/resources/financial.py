@@ -10,10 +10,10 @@ import pendulum
 import pyarrow as pa
 
 from sources.platform import models
-from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import Batch, observe_newest
 from sources.platform.fastpath.interleave import interleaved
 from sources.platform.resources.context import SourceContext, read_all
+from sources.platform.resources.followups import read_documents_of_changed_sales
 from sources.platform.resources.stream import Stream
 from sources.platform_client.paging import Page
 from sources.platform_client.windows import date_windows, iso_z
@@ -29,13 +29,13 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
     Our own cursor (`cursor.py` says why not dlt's): the windows arrive interleaved, and a row whose
     emission date departs from the spec loads without moving it."""
     settings = ctx.settings
-    cursor = Cursor(dlt.current.resource_state(), "emission_date")
+    cursor = ctx.cursor(dlt.current.resource_state(), "emission_date", stream, "document.emissionDate")
     # The end date is required; a day ahead covers documents stamped by a server clock ahead of ours.
     upper = max(pendulum.now("UTC"), cursor.value or settings.start_date) + pendulum.duration(days=1)
     if cursor.value is None:  # the first run backfills in windows
         windows = list(date_windows(settings.start_date, upper, settings.fiscal_documents_window_days))
     else:  # later runs re-scan the lag and whatever came since, in one paged request
-        lag = pendulum.duration(days=settings.fiscal_documents_lag_days)
+        lag = pendulum.duration(days=settings.fiscal_documents_lag_days) + ctx.lookback()
         windows = [(max(settings.start_date, cursor.value - lag), upper)]
     emission, document_id = ("document", "emissionDate"), ("document", "id")
     decode = ctx.offload(stream, cursor=emission)
@@ -62,6 +62,8 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
             ctx.offer_sale_ids(stream, batch)
             yield batch
     cursor.commit()
+    # The documents of the sales found changed, whatever their age (`followups.py`).
+    yield from read_documents_of_changed_sales(ctx, stream, settings.start_date, upper)
 
 
 TRANSFERS = Stream(
@@ -73,6 +75,7 @@ TRANSFERS = Stream(
     read=read_all,
     description="Transfers, read whole (every run while cheap; statuses change), merged on id.",
     full_scan=True,
+    marks_deletions=True,
 )
 FISCAL_DOCUMENTS = Stream(
     "fiscal_documents",

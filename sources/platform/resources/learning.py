@@ -18,7 +18,11 @@ def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The enrollments of each configured student of each school (the API cannot list students), several
     students' lists at once (`fan_out`)."""
     students = [
-        (school.team_slug, student) for school in ctx.settings.schools for student in school.student_slugs
+        (school.team_slug, student)
+        for school in ctx.settings.schools
+        for student in school.student_slugs
+        # a student the API does not know (`retired.py`) is not asked for again
+        if not ctx.retirements.is_retired("student", f"{school.team_slug}/{student}")
     ]
 
     def walk(team_slug: str, student: str) -> Callable[[], Iterator[Page]]:
@@ -28,22 +32,31 @@ def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     walks = [((team_slug, student), walk(team_slug, student)) for team_slug, student in students]
     for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING, (NotFoundError,)):
         team_slug, student = item.parent
+        key = f"{team_slug}/{student}"
         if item.page is not None:
             yield ctx.parse(stream, item.page.items, {"team_slug": team_slug, "student_slug": student})
         elif item.error is not None:
             ctx.report.warn(f"student {student} of school {team_slug} was not found: {item.error}")
+            ctx.retirements.not_found("student", key, str(item.error))
+        else:
+            ctx.retirements.found("student", key)
 
 
 def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The configured deliveries of each school, one request each."""
     for school in ctx.settings.schools:
         for delivery_id in school.delivery_ids:
+            key = f"{school.team_slug}/{delivery_id}"
+            if ctx.retirements.is_retired("delivery", key):  # the API does not know it (`retired.py`)
+                continue
             path = {"slug": school.team_slug, "deliveryId": delivery_id}
             try:
                 delivery = ctx.client.request(stream.operation, path_params=path)
             except NotFoundError as exc:
                 ctx.report.warn(f"delivery {delivery_id} of school {school.team_slug} was not found: {exc}")
+                ctx.retirements.not_found("delivery", key, str(exc))
                 continue
+            ctx.retirements.found("delivery", key)
             yield ctx.parse(stream, [delivery], {"team_slug": school.team_slug})
 
 
@@ -90,4 +103,5 @@ LESSON_COMMENTS = Stream(
     extra_columns={"course_id": {"data_type": "bigint", "nullable": True}},
     description="Lesson comments, read whole (every run while cheap; flags change), merged on id.",
     full_scan=True,
+    marks_deletions=True,  # when read whole, without `course_ids` (`rescan.marks_deletions`)
 )

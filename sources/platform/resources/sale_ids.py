@@ -74,10 +74,16 @@ class SaleIdQueue:
 
 @dataclass
 class SaleLedger:
-    """What the destination already holds about sales: which ids are known, which may still change."""
+    """What the destination already holds about sales: which ids are known, which may still change, and
+    in which order they were verified (fetched) last."""
 
     known: set[str] = field(default_factory=set)
     refresh_candidates: list[str] = field(default_factory=list)
+    # Every known sale, verified longest ago first (`verified_at`, else the time of the load that brought
+    # it): the re-verification cycle's order (`sales_reverify_share`).
+    verify_order: list[str] = field(default_factory=list)
+    # (status, updated_at) of each known sale as loaded: a fetched sale that differs has changed.
+    loaded: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @classmethod
     def from_destination(cls, refresh_days: int, recheck_hours: float, now: float) -> SaleLedger:
@@ -87,8 +93,12 @@ class SaleLedger:
     def from_rows(
         cls, rows: list[tuple[Any, ...]], refresh_days: int, recheck_hours: float, now: float
     ) -> SaleLedger:
-        """Rows are (id, status, paid_at, updated_at, _dlt_load_id) of the loaded sales."""
-        ledger = cls(known={str(row[0]) for row in rows})
+        """Rows are (id, status, paid_at, updated_at, _dlt_load_id[, verified_at]) of the loaded sales."""
+        ids = [str(row[0]) for row in rows]  # one string per sale, shared by the structures below
+        ledger = cls(known=set(ids))
+        ledger.loaded = {sale_id: (row[1], row[3]) for sale_id, row in zip(ids, rows, strict=True)}
+        order = sorted(range(len(rows)), key=lambda i: _verified_time(rows[i]))
+        ledger.verify_order = [ids[i] for i in order]
         newest = max((row[3] for row in rows if row[3] is not None), default=None)
         if newest is None:
             return ledger
@@ -101,6 +111,35 @@ class SaleLedger:
         ledger.refresh_candidates = [str(row[0]) for row in candidates]
         return ledger
 
+    def changed(self, sale: Mapping[str, Any]) -> bool:
+        """Whether a fetched known sale differs from its loaded row in status or `updatedAt`."""
+        before = self.loaded.get(str(sale.get("id")))
+        if before is None:
+            return False
+        status, updated_at = before
+        if sale.get("status") != status:
+            return True
+        return _instant(sale.get("updatedAt")) != _instant(updated_at)
+
+
+def _verified_time(row: tuple[Any, ...]) -> tuple[float, str]:
+    """When a loaded sale was last verified, as a unix time (never: 0), then its id, for a stable order."""
+    verified = row[5] if len(row) > 5 else None
+    when = verified.timestamp() if isinstance(verified, datetime) else _load_time(row[4])
+    return when, str(row[0])
+
+
+def _instant(value: Any) -> float | None:
+    """A timestamp (text from the API, a datetime from the destination) as a unix time, if it is one."""
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
 
 def _may_change(row: tuple[Any, ...], settled_before: datetime, recheck_before: float) -> bool:
     """Whether a loaded sale may have changed since it was fetched (in the load `row[4]`).
@@ -109,7 +148,7 @@ def _may_change(row: tuple[Any, ...], settled_before: datetime, recheck_before: 
     sale can still be refunded during the refund window, but that is rare: it is checked again at most
     once every `sales_recheck_hours` (the load id is the load's unix time).
     """
-    _, status, paid_at, _, load_id = row
+    status, paid_at, load_id = row[1], row[2], row[4]
     if status in FINAL_SALE_STATUSES:
         return False
     if status != "paid":
@@ -151,15 +190,25 @@ def announced_sale_ids(after_load_id: str | None) -> tuple[list[str], str | None
 
 
 def _loaded_sales() -> list[tuple[Any, ...]]:
-    """(id, status, paid_at, updated_at, _dlt_load_id) of the sales in the destination, if it can tell."""
+    """(id, status, paid_at, updated_at, _dlt_load_id, verified_at) of the sales in the destination, if it
+    can tell (`verified_at` None in a table loaded before the column existed)."""
+    columns = "id, status, paid_at, updated_at, _dlt_load_id"
     try:
-        pipeline = dlt.current.pipeline()
-        with pipeline.sql_client() as client:
-            table = client.make_qualified_table_name(SALES_TABLE)
-            rows = client.execute_sql(f"select id, status, paid_at, updated_at, _dlt_load_id from {table}")
+        return _select_sales(f"{columns}, verified_at")
+    except Exception:  # a table loaded before `verified_at` existed, or none: asked again without it
+        pass
+    try:
+        return [(*row, None) for row in _select_sales(columns)]
     except Exception as exc:  # no pipeline, no table yet, or a destination without SQL
         logger.debug("no sales ledger in the destination (%s): every discovered sale is fetched", exc)
         return []
+
+
+def _select_sales(columns: str) -> list[tuple[Any, ...]]:
+    pipeline = dlt.current.pipeline()
+    with pipeline.sql_client() as client:  # a client of its own: a failed query may end a transaction
+        table = client.make_qualified_table_name(SALES_TABLE)
+        rows = client.execute_sql(f"select {columns} from {table}")
     return [tuple(row) for row in rows or []]
 
 

@@ -8,15 +8,23 @@ the last run (table `webhook_events`, loaded by `platform-sync webhooks load`), 
 earlier runs, new ids, then sales whose status can still change (not final, or paid within the refund
 window), least recently fetched first. Ids not fetched within the budget are kept in the resource state, which
 dlt commits together with the loaded rows, so none is ever forgotten.
+
+A share of the budget (`sales_reverify_share`) is kept for the re-verification cycle: the known sales
+verified longest ago (`verified_at`, the start of the run that last fetched each), whatever their status,
+so a change no rule foresees (a chargeback months after payment, an expired sale paid late) is loaded
+within `ceil(known sales / that share)` runs. A known sale found changed has its fiscal documents read
+again (`followups.py`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import datetime
 from typing import Any
 
 import dlt
@@ -24,6 +32,7 @@ import dlt
 from sources.platform import models
 from sources.platform.fastpath.batches import Rows
 from sources.platform.models import RecordValidationError
+from sources.platform.report import SalesCycle
 from sources.platform.resources.context import SourceContext, scope_message
 from sources.platform.resources.sale_ids import (
     SaleIdQueue,
@@ -34,6 +43,7 @@ from sources.platform.resources.sale_ids import (
     pending_sale_ids,
 )
 from sources.platform.resources.stream import Stream
+from sources.platform.retired import retired_ids
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import (
     AuthenticationError,
@@ -44,9 +54,16 @@ from sources.platform_client.errors import (
 
 logger = logging.getLogger("platform_sync.source")
 
+VERIFIED_AT = "verified_at"  # column of `sales`: the start of the run that last fetched the sale
+RUN_STARTED_KEY = "run_started_at"  # sales resource state: the start of the last run that read sales
+
 
 class SaleFetcher:
-    """Fetches sale details with bounded concurrency within a request budget."""
+    """Fetches sale details with bounded concurrency within a request budget.
+
+    `reserve` requests of the budget (at most one per known sale) are kept for the re-verification cycle:
+    the known sales verified longest ago (`SaleLedger.verify_order`), fetched once the urgent ids and the
+    refresh candidates had the rest; what the cycle cannot use goes back to them."""
 
     def __init__(
         self,
@@ -54,11 +71,16 @@ class SaleFetcher:
         budget: int,
         concurrency: int,
         on_planned: Callable[[int], None] | None = None,
+        reserve: int = 0,
+        retired: frozenset[str] = frozenset(),
     ) -> None:
         self.client = client
         self.budget = budget
         self.concurrency = concurrency
+        self.reserve = reserve
+        self.retired = retired  # ids the API does not know (`retired.py`): never requested
         self.spent = 0
+        self.reverified = 0  # requests spent by the cycle alone
         self.left_over: list[str] = []
         # Told how many sale details this run makes, as far as it knows: fetched, in flight and
         # queued, within the budget (it grows while the producers discover ids).
@@ -72,22 +94,31 @@ class SaleFetcher:
         urgent: deque[str] = deque()  # carried over, configured, and order bumps' main sales
 
         def want(sale_id: str) -> bool:
-            if sale_id in seen:
+            if sale_id in seen or sale_id in self.retired:
                 return False
             seen.add(sale_id)
             return True
 
         urgent.extend(i for i in carried_over if want(i))
         refresh = deque(i for i in ledger.refresh_candidates if i not in seen)
+        cycle = deque(ledger.verify_order)
+        reserve = min(self.reserve, len(ledger.known))
         queue_open = True
         in_flight: dict[Future[dict[str, Any] | None], str] = {}
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="sale-details") as pool:
             while True:
                 while len(in_flight) < self.concurrency and self.spent < self.budget:
-                    sale_id = self._next_id(urgent, refresh, queue_open)
+                    if not queue_open and reserve > self.reverified:
+                        while cycle and cycle[0] in seen:  # fetched this run already: verified
+                            cycle.popleft()
+                        if not cycle:
+                            reserve = self.reverified  # the cycle is done: its share goes back
+                    sale_id, from_cycle = self._next_id(urgent, refresh, cycle, queue_open, reserve)
                     if sale_id is None:
                         break
+                    seen.add(sale_id)
                     self.spent += 1
+                    self.reverified += from_cycle
                     in_flight[pool.submit(self._fetch, sale_id)] = sale_id
                 if queue_open:
                     taken = queue.take(timeout=0.05 if in_flight else 0.5)
@@ -96,11 +127,12 @@ class SaleFetcher:
                     else:
                         urgent.extend(i for i in taken if i not in ledger.known and want(i))
                 if self.on_planned is not None:
-                    self.on_planned(min(self.budget, self.spent + len(urgent) + len(refresh)))
+                    planned = self.spent + len(urgent) + len(refresh) + reserve - self.reverified
+                    self.on_planned(min(self.budget, planned))
                 if not in_flight:
                     if queue_open:
                         continue
-                    if self.spent >= self.budget or not (urgent or refresh):
+                    if self.spent >= self.budget or not (urgent or refresh or reserve > self.reverified):
                         break
                     continue
                 done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
@@ -124,12 +156,21 @@ class SaleFetcher:
         # Whatever the budget did not reach waits for the next run; refresh candidates are re-derived.
         self.left_over.extend(urgent)
 
-    def _next_id(self, urgent: deque[str], refresh: deque[str], queue_open: bool) -> str | None:
-        if urgent:
-            return urgent.popleft()
-        if not queue_open and refresh:
-            return refresh.popleft()
-        return None
+    def _next_id(
+        self, urgent: deque[str], refresh: deque[str], cycle: deque[str], queue_open: bool, reserve: int
+    ) -> tuple[str | None, bool]:
+        """The next id to fetch, and whether the cycle chose it. The urgent ids and the refresh candidates
+        share the budget but the cycle's reserve; the cycle comes once the producers are done."""
+        others_may = self.spent - self.reverified < self.budget - reserve
+        if urgent and others_may:
+            return urgent.popleft(), False
+        if queue_open:
+            return None, False
+        if refresh and others_may:
+            return refresh.popleft(), False
+        if cycle and self.reverified < reserve:
+            return cycle.popleft(), True
+        return None, False
 
     def _fetch(self, sale_id: str) -> dict[str, Any] | None:
         try:
@@ -141,9 +182,25 @@ class SaleFetcher:
 
 
 def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
-    """Sale details of the ids the other resources discover, of those kept from earlier runs and of the
-    sales that can still change, within `sales_max_requests`."""
+    """Sale details of the ids the other resources discover, of those kept from earlier runs, of the
+    sales that can still change and of the re-verification cycle, within `sales_max_requests`."""
+    changed: list[str] = []  # known sales that differ from their loaded row
+    try:
+        yield from _read_sales(ctx, stream, changed)
+    finally:
+        ctx.report.changed_sales = len(changed)
+        ctx.documents_due.close(changed)  # their fiscal documents are read again (`followups.py`)
+
+
+def reverify_reserve(share: float, budget: int) -> int:
+    """The requests of a run's budget kept for the re-verification cycle: ceil(share x budget), leaving
+    at least one to the new ids."""
+    return min(math.ceil(round(share * budget, 9)), budget - 1) if share > 0 else 0
+
+
+def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Iterator[Rows]:
     settings = ctx.settings
+    ctx.report.configured_sale_ids = settings.sale_ids
     selected = dlt.current.source().resources.selected
     # The resources that discover sale ids and run in this extract: `take` ends once they all finished.
     ctx.sale_ids.expect(name for name in selected if name in ctx.streams and ctx.streams[name].sale_ids_at)
@@ -164,21 +221,37 @@ def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         keep_pending_sale_ids(state, [*carried, *drain(ctx.sale_ids, ledger.known)])
         ctx.report.skip(stream.name, scope_message(stream, missing))
         return
+    reserve = reverify_reserve(settings.sales_reverify_share, settings.sales_max_requests)
+    cycle = SalesCycle(reserve, ctx.snapshot_at, _previous_run(state.get(RUN_STARTED_KEY)))
+    ctx.report.sales_cycle = cycle
+    state[RUN_STARTED_KEY] = ctx.snapshot_at.isoformat()
     fetcher = SaleFetcher(
-        ctx.client, settings.sales_max_requests, settings.sales_concurrency, ctx.report.plan_sale_details
+        ctx.client,
+        settings.sales_max_requests,
+        settings.sales_concurrency,
+        ctx.report.plan_sale_details,
+        reserve=reserve,
+        retired=frozenset(retired_ids(dlt.current.source_state(), "sale")),
     )
+    verified = {VERIFIED_AT: ctx.snapshot_at}
     page: Rows = []
     page_ids: list[str] = []  # the ids of `page`: pending for the next run until dlt has the page
     try:
         for sale_id, sale in fetcher.run(ctx.sale_ids, ledger, carried):
-            if sale is None:
+            cycle.reverified = fetcher.reverified
+            if sale is None:  # the API does not know it: retired after a few runs say so
+                ctx.retirements.not_found("sale", sale_id, "sale_details answered 404 (not found)")
                 continue
+            ctx.retirements.found("sale", sale_id)
             try:
-                page.extend(ctx.parse(stream, [sale]))
+                page.extend(ctx.parse(stream, [sale], verified))
                 page_ids.append(sale_id)
             except RecordValidationError as exc:  # strict: keep the id for a later run rather than lose it
                 fetcher.left_over.append(sale_id)
                 ctx.report.fail(stream.name, str(exc))
+                continue
+            if ledger.changed(sale):
+                changed.append(sale_id)
             if len(page) >= 100:
                 yield page
                 page, page_ids = [], []
@@ -194,6 +267,7 @@ def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
             yield rows
         raise
     finally:
+        cycle.reverified = fetcher.reverified
         # Whatever was fetched but not handed over (the extract stopped this generator) waits as pending.
         keep_pending_sale_ids(state, [*fetcher.left_over, *page_ids])
     if fetcher.left_over:
@@ -203,6 +277,13 @@ def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         )
 
 
+def _previous_run(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
 SALES = Stream(
     "sales",
     "sale_details",
@@ -210,6 +291,7 @@ SALES = Stream(
     ("id",),
     "merge",
     read=read_sales,
+    extra_columns={VERIFIED_AT: {"data_type": "timestamp", "timezone": True, "nullable": True}},
     description="Sale details of every sale id discovered, new ones and those that can change.",
     newest_by="updated_at",
 )

@@ -10,11 +10,11 @@ import dlt
 import pendulum
 
 from sources.platform import models
-from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext, read_all
+from sources.platform.resources.renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
 from sources.platform_client.paging import Page
@@ -24,7 +24,9 @@ from sources.platform_client.windows import date_windows, iso_z
 def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """A complete snapshot of each product's campaigns or partners, yielded only once it is whole.
 
-    The table is replaced by what is yielded, so a run that fails half way must yield nothing.
+    Merged on (product_id, id); what a complete snapshot does not hold (a deleted product's children, a
+    product answering 404) is marked deleted after the load (`pipelines/deletions.py`). A run that fails
+    half way yields nothing, so it never marks anything.
     """
     snapshot: Rows = []
     # Each product once, even when the list moved under the walk and is walked again: the snapshot
@@ -41,20 +43,24 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 
 def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
-    """Subscriptions by update date: windows from the start date on the first run, then one open window.
+    """Subscriptions by update date: windows from the start date on the first run, then one open window
+    from `cursor_lookback_minutes` before the cursor; then the renewals that fell due (`renewals.py`).
 
     Our own cursor (`cursor.py` says why not dlt's): it moves only on values seen in rows whose
-    `updatedAt` is as the spec says. The windows are walked several at once (`fan_out`), so the cursor
-    is committed once, after the last page of every window."""
-    cursor = Cursor(dlt.current.resource_state(), "updated_at")
+    `updatedAt` is as the spec says and not later than the run's start by either clock. The windows are
+    walked several at once (`fan_out`), so the cursor is committed once, after the last page of every
+    window. Each row says when it was read (`_platform_read_at`, by the API's clock)."""
+    cursor = ctx.cursor(dlt.current.resource_state(), "updated_at", stream, "updatedAt")
     now = pendulum.now("UTC")
-    if cursor.value is None:
+    since = cursor.since()
+    if since is None:
         windows: list[tuple[datetime, datetime | None]] = list(
             date_windows(ctx.settings.start_date, now, ctx.settings.subscriptions_window_days)
         )
         windows[-1] = (windows[-1][0], None)  # the newest window stays open: the API's clock may be ahead
     else:
-        windows = [(cursor.value, None)]
+        windows = [(max(ctx.settings.start_date, since), None)]
+    seen: set[str] = set()
 
     def walk(lower: datetime, upper: datetime | None) -> Callable[[], Iterator[Page]]:
         params = {"filterBy": "update", "startDate": iso_z(lower)}
@@ -65,12 +71,15 @@ def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     walks = [(lower, walk(lower, upper)) for lower, upper in windows]
     for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING):
         if item.page is not None:
-            tracked = ctx.records.read(stream, item.page.items, cursor=("updatedAt",))
+            read_at = {READ_AT: read_time(ctx)}  # after the first answer: the API's clock is known
+            tracked = ctx.records.read(stream, item.page.items, read_at, cursor=("updatedAt",))
             rows = new_rows(cursor, tracked, "updatedAt")
+            seen.update(str(row["id"]) for row, _ in tracked)
             ctx.offer_sale_ids(stream, rows)
             yield rows
     # Only values seen in data move the cursor, never our clock: the API's clock may be behind ours.
     cursor.commit()
+    yield from read_renewals(ctx, stream, seen)
 
 
 PRODUCTS = Stream(
@@ -83,30 +92,35 @@ PRODUCTS = Stream(
     description="Products, read whole (every run while cheap), merged on id.",
     full_scan=True,
     newest_by="updated_at",
+    marks_deletions=True,
 )
 PRODUCT_CAMPAIGNS = Stream(
     "product_campaigns",
     "list_product_campaigns",
     models.Campaign,
     ("product_id", "id"),
-    "replace",
+    "merge",
     read=read_product_children,
     extra_columns={"product_id": TEXT_KEY},
-    description="Campaigns of every product, a complete snapshot every rescan_hours.",
+    description="Campaigns of every product, read whole every rescan_hours, merged on (product_id, id).",
     full_scan=True,
     fans_out=True,
+    marks_deletions=True,
+    deleted_with="products",
 )
 PRODUCT_PARTNERS = Stream(
     "product_partners",
     "list_product_partners",
     models.Partner,
     ("product_id", "id"),
-    "replace",
+    "merge",
     read=read_product_children,
     extra_columns={"product_id": TEXT_KEY},
-    description="Partners of every product, a complete snapshot every rescan_hours.",
+    description="Partners of every product, read whole every rescan_hours, merged on (product_id, id).",
     full_scan=True,
     fans_out=True,
+    marks_deletions=True,
+    deleted_with="products",
 )
 AFFILIATIONS = Stream(
     "affiliations",
@@ -118,6 +132,7 @@ AFFILIATIONS = Stream(
     description="Affiliations, read whole (every run while cheap), merged on id.",
     full_scan=True,
     newest_by="updated_at",
+    marks_deletions=True,
 )
 SUBSCRIPTIONS = Stream(
     "subscriptions",
@@ -126,6 +141,7 @@ SUBSCRIPTIONS = Stream(
     ("id",),
     "merge",
     read=read_subscriptions,
+    extra_columns={READ_AT: READ_AT_COLUMN},
     description="Subscriptions changed since the last run (filterBy=update), merged on id.",
     sale_ids_at=("firstInvoiceId",),
     newest_by="updated_at",

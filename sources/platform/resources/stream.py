@@ -52,6 +52,11 @@ class Stream:
     # Of two rows of one record in one load (a list that moved while it was read, a record changed
     # between two windows), the one with the highest value here is loaded; see `dedup_sort_column`.
     newest_by: str | None = None
+    # Read whole, so a complete scan tells which records exist: a row whose key it did not see is marked
+    # deleted (`DELETED_AT`, `pipelines/deletions.py`).
+    marks_deletions: bool = False
+    # The resource whose deleted records take their rows here with them (a product's campaigns).
+    deleted_with: str | None = None
 
     def columnar_layout(self) -> Layout | None:
         """How a page of this stream's rows becomes an Arrow table, if it can (`fastpath/columnar.py`)."""
@@ -68,5 +73,8 @@ class Stream:
         return self.newest_by or self.primary_key[0]
 
 
+# When a record was found deleted on the platform (null while it exists); on the tables that mark it.
+DELETED_AT = "_platform_deleted_at"
+DELETED_AT_COLUMN: dict[str, Any] = {"data_type": "timestamp", "timezone": True, "nullable": True}
 TEXT_KEY = {"data_type": "text", "nullable": False}
 BIGINT_KEY = {"data_type": "bigint", "nullable": False}

@@ -1,0 +1,93 @@
+"""The times of one run by both clocks: ours, and the API's as its answers tell it (`ServerTime`).
+
+Three questions are answered here once for the whole source:
+- how far a cursor may move (`cursor_bound`): never past the start of the run by the API's clock or by
+  ours, whichever is earlier, so a record stamped by a clock ahead of the other's is read again;
+- whether a record's time is in the future (`is_future`): later than the API's latest answer plus the
+  tolerance; such a record loads, is reported, and never moves a cursor;
+- which time stamps what the run writes (`stamp`): ours, unless the API's differs by more than the
+  tolerance, in which case the API's (its records are stamped by its clock; ours may be wrong).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pendulum
+
+from sources.platform_client.servertime import ServerTime
+
+
+@dataclass(frozen=True)
+class RunClock:
+    """`started_at`: the start of the run by our clock; `server`: the client's readings of the API's."""
+
+    started_at: datetime
+    server: ServerTime
+    tolerance: timedelta
+    _stamp: list[datetime] = field(default_factory=list, repr=False, compare=False)
+    _stamp_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def server_start(self) -> datetime | None:
+        """The start of the run by the API's clock: the `Date` of its first answer in the run (taken as
+        it is: corrected by our clock's elapsed time, it would move with a clock the API's is not)."""
+        first = self.server.first
+        return None if first is None else first.server
+
+    def cursor_bound(self) -> datetime:
+        """The latest value a cursor may take in this run."""
+        server_start = self.server_start()
+        started_at = datetime.fromtimestamp(self.started_at.timestamp(), UTC)
+        return started_at if server_start is None else min(started_at, server_start)
+
+    def is_future(self, value: datetime) -> bool:
+        """Later than the API's latest `Date` (our clock, before any answer) plus the tolerance."""
+        latest = self.server.latest
+        now = latest.server if latest is not None else pendulum.now("UTC")
+        return value > now + self.tolerance
+
+    def skew(self) -> timedelta | None:
+        """How far the API's clock is ahead of ours (negative: behind), once an answer told it."""
+        first = self.server.first
+        return None if first is None else first.offset
+
+    def disagrees(self) -> bool:
+        skew = self.skew()
+        return skew is not None and abs(skew) > self.tolerance
+
+    def stamp(self) -> datetime:
+        """The time the run's snapshots and records are stamped with (module docstring): ours, or when
+        the clocks disagree the API's: its first `Date` of the run plus the time our clock measured
+        since, fixed at the first call (one value for the whole run; two runs of a server whose clock
+        stands still, such as a paused sandbox, still get two values)."""
+        with self._stamp_lock:
+            if not self._stamp:
+                first = self.server.first
+                if first is not None and self.disagrees():
+                    self._stamp.append(first.server + (datetime.now(UTC) - first.ours))
+                else:
+                    self._stamp.append(datetime.fromtimestamp(self.started_at.timestamp(), UTC))
+            return self._stamp[0]
+
+    def skew_line(self) -> str | None:
+        """The summary's line about the two clocks, when they disagree beyond the tolerance."""
+        skew = self.skew()
+        if skew is None or not self.disagrees():
+            return None
+        side = "ahead of" if skew > timedelta(0) else "behind"
+        return (
+            f"clock: the API's clock is {_span(abs(skew))} {side} ours (tolerance "
+            f"{int(self.tolerance.total_seconds())} s); the community snapshots are stamped with the "
+            "API's time"
+        )
+
+
+def _span(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f} days"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds} s"
