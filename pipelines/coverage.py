@@ -120,7 +120,7 @@ def coverage_lines(coverage: Sequence[Mapping[str, Any]]) -> list[str]:
     retired = f", {every['retired']:,} retired (unknown to the API)" if every["retired"] else ""
     lines = [f"sales known: {every['loaded']:,} of {every['named']:,} named{retired}; named by {channels}"]
     if reasons := partial_reasons(coverage):
-        lines.append(f"sales coverage is PARTIAL: {'; '.join(reasons)}; {HOW_TO_COMPLETE}")
+        lines.append(f"sales coverage is partial: {'; '.join(reasons)}; {HOW_TO_COMPLETE}")
     return lines
 
 

@@ -156,6 +156,6 @@ def test_the_command_says_what_retired_and_how_complete_the_sales_are(sandbox, t
         in lines
     )
     assert (
-        "sales coverage is PARTIAL: no webhook announcement is loaded, so a sale without subscription, "
+        "sales coverage is partial: no webhook announcement is loaded, so a sale without subscription, "
         f"fiscal document or attendee is never found; {HOW_TO_COMPLETE}"
     ) in lines

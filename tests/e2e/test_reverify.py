@@ -114,7 +114,7 @@ def test_changes_no_rule_foresees_are_loaded_within_the_cycle(make_pipeline):
             f"(sales_reverify_share); {RESERVE} re-verified this run; oldest verification "
             f"{row['oldest_verified_at']:%Y-%m-%d %H:%M} UTC"
         ) in lines
-        assert any(line.startswith("sales coverage is PARTIAL: no webhook announcement") for line in lines)
+        assert any(line.startswith("sales coverage is partial: no webhook announcement") for line in lines)
         assert any(line.endswith(HOW_TO_COMPLETE) for line in lines)
 
 
