@@ -1,0 +1,44 @@
+"""The kept list of forgotten people: their keyed ids (pseudonyms of an email or a document), never a value.
+
+`platform-sync forget` appends to `_platform_forgotten` (through its own pipeline, `pipelines/forget.py`);
+every later sync reads it once (`forgotten_from_destination`) and blanks a forgotten person wherever the
+platform sends them again (`scrub.Scrubber`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import dlt
+
+from sources.platform.privacy.fields import IDENTIFYING
+from sources.platform.privacy.scrub import Forgotten
+
+logger = logging.getLogger("platform_sync.privacy")
+
+FORGOTTEN_TABLE = "_platform_forgotten"
+REQUESTS_TABLE = "_platform_forget_requests"
+
+
+def forgotten_from_destination() -> Forgotten:
+    """The forgotten ids in the destination of the running pipeline, by group (empty if none yet)."""
+    try:
+        pipeline = dlt.current.pipeline()
+        with pipeline.sql_client() as client:
+            if not client.has_dataset():
+                return {}
+            table = client.make_qualified_table_name(FORGOTTEN_TABLE)
+            rows = client.execute_sql(f"select id_group, forgotten_id from {table}")
+    except Exception as exc:  # no pipeline, no table yet, or a destination without SQL
+        logger.debug("no forgotten people in the destination (%s)", type(exc).__name__)
+        return {}
+    found: dict[str, set[str]] = {group: set() for group in IDENTIFYING}
+    for group, forgotten_id in rows or []:
+        if group in found:
+            found[group].add(str(forgotten_id))
+    return {group: frozenset(ids) for group, ids in found.items()}
+
+
+def forgotten_loader() -> Callable[[], Forgotten]:
+    return forgotten_from_destination
