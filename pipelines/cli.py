@@ -21,6 +21,7 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.forget import add_forget_command
 from pipelines.lock import LockHeld, run_lock
 from pipelines.output import configure_logging, print_json, say
 from pipelines.platform_pipeline import (
@@ -164,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     dashboard_cmd.set_defaults(run=_run_dashboard)
 
     add_write_commands(commands)  # attendees import, cart create, webhooks serve|load (issue 17)
+    add_forget_command(commands)  # a person's data blanked everywhere (issue 31)
 
     list_cmd = commands.add_parser("resources", help="list the resources and how each stays up to date")
     list_cmd.set_defaults(run=_run_list)

@@ -24,6 +24,7 @@ from pipelines.memory import (
     use_system_arrow_pool,
 )
 from pipelines.parallelism import parallel_normalize
+from pipelines.privacy_guard import check_privacy
 from pipelines.progress import SyncProgress
 from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
@@ -132,6 +133,8 @@ def sync(
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)
+    if report.privacy is not None:
+        check_privacy(pipeline, report.privacy.settings, full_refresh)
     prepare_process()
     started = time.monotonic()
     run_options: dict[str, Any] = {"loader_file_format": file_format(pipeline)}
@@ -141,6 +144,7 @@ def sync(
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     load_info = run_within_memory(pipeline, source, **run_options)
     total = time.monotonic() - started
+    _note_forgotten_again(report)
     return SyncResult(
         load_info=load_info,
         rows=_loaded_rows(pipeline),
@@ -154,6 +158,14 @@ def sync(
             dt.datetime.now(dt.UTC),
         ),
     )
+
+
+def _note_forgotten_again(report: RunReport) -> None:
+    if report.privacy is not None and report.privacy.reforgotten:
+        report.warn(
+            f"{report.privacy.reforgotten} records named people forgotten earlier (`platform-sync forget`): "
+            "the platform sent them again; their personal fields were blanked on the way in"
+        )
 
 
 def finish_pending_packages(pipeline: dlt.Pipeline, loader_file_format: Any) -> LoadInfo | None:

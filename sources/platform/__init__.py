@@ -189,6 +189,7 @@ def platform_source(
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
     )
     scrubber = Scrubber(parse_privacy(privacy, privacy_key), forgotten_from_destination)
+    run_report.privacy = scrubber
     return [_resource(ctx, stream, scrubber) for stream in STREAMS.values()]
 
 

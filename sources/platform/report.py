@@ -7,8 +7,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sources.platform.departures import DepartureLog
+
+if TYPE_CHECKING:
+    from sources.platform.privacy import Scrubber
 
 logger = logging.getLogger("platform_sync.source")
 
@@ -48,6 +52,7 @@ class RunReport:
     # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
     # display's total. None until the sales resource starts.
     sale_details_planned: int | None = None
+    privacy: Scrubber | None = None  # what the run does to personal values (`privacy/`)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
 
