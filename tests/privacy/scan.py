@@ -68,7 +68,8 @@ def warehouse_texts(path: str | Path) -> Iterator[tuple[str, str]]:
         ).fetchall()
         for schema, table in tables:
             columns = connection.execute(
-                "select column_name from information_schema.columns where table_schema = ? and table_name = ?",
+                "select column_name from information_schema.columns "
+                "where table_schema = ? and table_name = ?",
                 [schema, table],
             ).fetchall()
             for (column,) in columns:

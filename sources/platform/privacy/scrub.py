@@ -20,6 +20,7 @@ from typing import Any
 import dlt
 import pyarrow as pa
 import pyarrow.compute as pc
+from dlt.common.exceptions import SourceSectionNotAvailable
 from pydantic import BaseModel
 
 from sources.platform.privacy.fields import (
@@ -71,8 +72,11 @@ class Scrubber:
         """Record the settings in the source's state, which dlt loads with the data (once per run)."""
         if self._noted or not self.settings.active:
             return
+        try:
+            dlt.current.source_state()[STATE_KEY] = self.settings.record()
+        except SourceSectionNotAvailable:  # a resource driven by hand, outside an extract
+            return
         self._noted = True
-        dlt.current.source_state()[STATE_KEY] = self.settings.record()
 
     # --- single values ---
 
@@ -119,7 +123,7 @@ class Scrubber:
             if target == DEPARTURES_TABLE:
                 return self.departure_row(item)
             if target == QUARANTINE_TABLE:
-                return self.quarantine_row(item, plan)
+                return self.quarantine_row(item)
             self.record(item, plan)
             return item
 
@@ -215,15 +219,13 @@ class Scrubber:
                     value["value"] = self.value(group, value["value"])
         return row
 
-    def quarantine_row(self, row: dict[str, Any], plan: RecordPlan) -> dict[str, Any]:
-        """The raw JSON of a quarantined record, with its personal values changed (by the model where it
-        is a record of it, then by key name)."""
+    def quarantine_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The raw JSON of a quarantined record, with its personal values changed by key name (it may be
+        of any shape: it departs from its model; a product's `name` is treated as a person's)."""
         try:
             document = json.loads(row.get("raw_json") or "null")
         except ValueError:
             return row
-        if isinstance(document, dict):
-            self.record(document, plan)
         row["raw_json"] = json.dumps(self.json(document), default=str, ensure_ascii=False)
         return row
 

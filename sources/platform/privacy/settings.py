@@ -117,7 +117,7 @@ def configured_privacy() -> PrivacySettings:
     webhook loader, the attendee import)."""
     import dlt
 
-    privacy: Any = dlt.config.get("sources.platform.privacy")
+    privacy: Any = dlt.config.get("sources.platform.privacy", expected_type=dict)
     key: Any = dlt.secrets.get("sources.platform.privacy_key")
     return parse_privacy(privacy, key)
 
