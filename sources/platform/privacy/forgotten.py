@@ -8,7 +8,7 @@ platform sends them again (`scrub.Scrubber`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import dlt
 
@@ -22,7 +22,15 @@ REQUESTS_TABLE = "_platform_forget_requests"
 
 
 def forgotten_from_destination() -> Forgotten:
-    """The forgotten ids in the destination of the running pipeline, by group (empty if none yet)."""
+    """The forgotten ids in the destination of the active pipeline, by group (empty if none yet).
+
+    Read in a thread of its own: dlt's configuration contexts of the calling thread (a source being
+    declared, an extract) are left as they are."""
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        return executor.submit(_read_forgotten).result()
+
+
+def _read_forgotten() -> Forgotten:
     try:
         pipeline = dlt.current.pipeline()
         with pipeline.sql_client() as client:
@@ -39,6 +47,3 @@ def forgotten_from_destination() -> Forgotten:
             found[group].add(str(forgotten_id))
     return {group: frozenset(ids) for group, ids in found.items()}
 
-
-def forgotten_loader() -> Callable[[], Forgotten]:
-    return forgotten_from_destination

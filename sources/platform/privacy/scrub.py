@@ -56,17 +56,18 @@ class Scrubber:
 
     @property
     def forgotten(self) -> Forgotten:
+        """The forgotten people's keyed ids; read once (only a key can recognise them: none without)."""
         with self._lock:
             if self._forgotten is None:
-                self._forgotten = self._load_forgotten() if self._load_forgotten else {}
+                loader = self._load_forgotten
+                self._forgotten = loader() if loader and self.settings.key is not None else {}
             return self._forgotten
 
     def changes_anything(self) -> bool:
-        """Whether items must pass the hook: something is hashed or blocked, or someone was forgotten
-        (which only a key can recognise: without one the destination is not even asked)."""
-        if self.settings.active:
-            return True
-        return self.settings.key is not None and any(self.forgotten.values())
+        """Whether items must pass the hook: something is hashed or blocked, or someone was forgotten.
+        Reads the forgotten list now, before any extract starts."""
+        forgotten = self.forgotten
+        return self.settings.active or any(forgotten.values())
 
     def note_settings(self) -> None:
         """Record the settings in the source's state, which dlt loads with the data (once per run)."""
