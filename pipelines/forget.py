@@ -261,7 +261,7 @@ def _record(pipeline: dlt.Pipeline, person: Wanted, result: ForgetResult, ids: d
         "requested_at": now,
         "id_group": person.group,
         "tables": ", ".join(f"{table}: {rows}" for table, rows in sorted(result.rows.items())),
-        "rows": sum(result.rows.values()),
+        "rows_blanked": sum(result.rows.values()),
         "webhook_deliveries": result.deliveries,
         "kept_on_list": result.kept,
     }

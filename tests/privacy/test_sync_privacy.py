@@ -20,7 +20,8 @@ from tests.e2e.conftest import source_options
 from tests.e2e.test_cli import cli_env, run_cli, warehouse
 from tests.privacy.scan import Truth, folder_texts, leaks, warehouse_texts
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("privacy_sandbox")]
+# Several syncs and dbt builds in one test: beyond the suite's 300 s on a loaded machine.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("privacy_sandbox"), pytest.mark.timeout(1200)]
 
 SEED, SCALE = 3, 400
 PEOPLE = range(0, 301)  # the producer and the pool of buyers (max(300, scale // 2)): every CPF and phone
