@@ -35,7 +35,7 @@ from sources.platform.privacy.fields import (
 from sources.platform.privacy.settings import BLOCK, HASH, PrivacySettings
 
 Forgotten = Mapping[str, frozenset[str]]  # identifying group -> pseudonyms of the forgotten people
-_CACHE_LIMIT = 200_000
+_CACHE_LIMIT = 100_000  # pseudonyms kept (about 15 MB): people repeat across pages
 STATE_KEY = "privacy"  # in the source's state: the settings the loaded data was written with
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
@@ -52,6 +52,7 @@ class Scrubber:
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str], str] = {}
         self._noted = False
+        self._count_lock = threading.Lock()
         self.reforgotten = 0  # people blanked again on the way in, this run
 
     @property
@@ -68,6 +69,10 @@ class Scrubber:
         Reads the forgotten list now, before any extract starts."""
         forgotten = self.forgotten
         return self.settings.active or any(forgotten.values())
+
+    def _count_forgotten(self, records: int) -> None:
+        with self._count_lock:
+            self.reforgotten += records
 
     def note_settings(self) -> None:
         """Record the settings in the source's state, which dlt loads with the data (once per run)."""
@@ -136,7 +141,7 @@ class Scrubber:
         """Change the row in place, level by level as the plan says."""
         forget = self._forgets(row, plan.fields)
         if forget:
-            self.reforgotten += 1
+            self._count_forgotten(1)
         for key, group in plan.fields.items():
             if key in row:
                 row[key] = None if forget else self.value(group, row[key])
@@ -205,7 +210,7 @@ class Scrubber:
             mask = rows if mask is None else pc.or_(mask, rows)
         if mask is None or not pc.any(mask).as_py():
             return None
-        self.reforgotten += int(pc.sum(mask).as_py())
+        self._count_forgotten(int(pc.sum(mask).as_py()))
         return mask
 
     # --- the departures and quarantine tables, free JSON ---
@@ -241,7 +246,7 @@ class Scrubber:
         personal = {key: group for key, group in groups.items() if group is not None}
         forget = self._forgets(document, personal)
         if forget:
-            self.reforgotten += 1
+            self._count_forgotten(1)
         changed: dict[str, Any] = {}
         for key, value in document.items():
             group = personal.get(key)
