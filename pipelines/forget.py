@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,10 +118,13 @@ def _tables(client: Any, schema: str) -> dict[str, set[str]]:
     return tables
 
 
-def _persons() -> Iterator[PersonColumns]:
+def _persons_by_table() -> dict[str, list[PersonColumns]]:
+    persons: dict[str, list[PersonColumns]] = {}
     for name, model in stream_models().items():
-        yield from personal_columns(model, name)
-    yield PersonColumns(IMPORTS_TABLE, {"name": NAMES, "email": EMAILS})
+        for person in personal_columns(model, name):
+            persons.setdefault(person.table, []).append(person)
+    persons[IMPORTS_TABLE] = [PersonColumns(IMPORTS_TABLE, {"name": NAMES, "email": EMAILS})]
+    return persons
 
 
 def _blank_tables(
@@ -135,31 +137,25 @@ def _blank_tables(
 ) -> None:
     for schema in (dataset, f"{dataset}_staging"):
         tables = _tables(client, schema)
-        for columns in _persons():
-            present = tables.get(columns.table, set())
-            keys = [c for c, g in columns.identifying().items() if g == person.group and c in present]
-            if not keys:
+        for table_name, persons in _persons_by_table().items():
+            present = tables.get(table_name, set())
+            table = f"{_ident(schema)}.{_ident(table_name)}"
+            found = [(columns, _where(columns, person, present)) for columns in persons]
+            matched = [(columns, where) for columns, where in found if where and _count(client, table, where)]
+            if not matched:
                 continue
-            table = f"{_ident(schema)}.{_ident(columns.table)}"
-            where = " or ".join(_match(key, person) for key in keys)
-            others = [(c, g) for c, g in columns.identifying().items() if g != person.group and c in present]
-            if settings.key is not None and others:
-                for row in (
-                    client.execute_sql(
-                        f"select {', '.join(_ident(c) for c, _ in others)} from {table} where {where}"
-                    )
-                    or []
-                ):
-                    for (_, group), value in zip(others, row, strict=True):
-                        if value is not None:
-                            ids[group].add(_as_pseudonym(settings, group, str(value)))
-            count = _count(client, table, where)
-            if count:
-                blanked = ", ".join(f"{_ident(c)} = null" for c in columns.columns if c in present)
-                client.execute_sql(f"update {table} set {blanked} where {where}")
-                result.rows[f"{schema}.{columns.table}"] = (
-                    result.rows.get(f"{schema}.{columns.table}", 0) + count
-                )
+            # Names beside the person that name nobody (a refund's requester) go first, while the rows
+            # can still be found.
+            anywhere = " or ".join(where for _, where in matched)
+            for columns in persons:
+                if not columns.identifying():
+                    _set_null(client, table, columns, present, anywhere)
+            for columns, where in matched:
+                _keep_other_ids(client, table, columns, present, where, settings, person, ids)
+                count = _count(client, table, where)
+                _set_null(client, table, columns, present, where)
+                key = f"{schema}.{table_name}"
+                result.rows[key] = result.rows.get(key, 0) + count
         for table_name, (key, column) in _JSON_COLUMNS.items():
             if column in tables.get(table_name, set()):
                 count = _blank_json_column(
@@ -174,6 +170,39 @@ def _blank_tables(
             if count := _count(client, table, where):
                 client.execute_sql(f"update {table} set value = null where {where}")
                 result.rows[f"{schema}.{values}"] = count
+
+
+def _where(columns: PersonColumns, person: Wanted, present: set[str]) -> str | None:
+    keys = [c for c, g in columns.identifying().items() if g == person.group and c in present]
+    return " or ".join(_match(key, person) for key in keys) if keys else None
+
+
+def _set_null(client: Any, table: str, columns: PersonColumns, present: set[str], where: str) -> None:
+    blanked = ", ".join(f"{_ident(c)} = null" for c in columns.columns if c in present)
+    if blanked:
+        client.execute_sql(f"update {table} set {blanked} where {where}")
+
+
+def _keep_other_ids(
+    client: Any,
+    table: str,
+    columns: PersonColumns,
+    present: set[str],
+    where: str,
+    settings: PrivacySettings,
+    person: Wanted,
+    ids: dict[str, set[str]],
+) -> None:
+    """The person's other identifier (their document when forgotten by email) on the rows found, as a
+    keyed id for the forgotten list."""
+    others = [(c, g) for c, g in columns.identifying().items() if g != person.group and c in present]
+    if settings.key is None or not others:
+        return
+    rows = client.execute_sql(f"select {', '.join(_ident(c) for c, _ in others)} from {table} where {where}")
+    for row in rows or []:
+        for (_, group), value in zip(others, row, strict=True):
+            if value is not None:
+                ids[group].add(_as_pseudonym(settings, group, str(value)))
 
 
 def _as_pseudonym(settings: PrivacySettings, group: str, value: str) -> str:

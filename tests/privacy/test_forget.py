@@ -122,7 +122,8 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         assert run_models(warehouse(tmp_path), "build", target_path=tmp_path / "target", echo=False).success
 
         after = _found(traces, [*warehouse_texts(tmp_path / "warehouse.duckdb"), *sqlite_texts(store)])
-        assert after == {}
+        # the kept list holds the person's keyed ids by design (checked below), nothing else does
+        assert set(after) <= {"platform_raw._platform_forgotten.forgotten_id"}
         assert [_rows(tmp_path, sql) for sql in MONEY] == money
         # the other person of the webhook store is untouched
         assert _found(_traces(other, settings), sqlite_texts(store))
@@ -153,7 +154,8 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         assert again.returncode == 0, again.stdout + again.stderr
         assert "records named people forgotten earlier" in again.stdout + again.stderr
         assert run_models(warehouse(tmp_path), "build", target_path=tmp_path / "target", echo=False).success
-        assert _found(traces, warehouse_texts(tmp_path / "warehouse.duckdb")) == {}
+        again_found = _found(traces, warehouse_texts(tmp_path / "warehouse.duckdb"))
+        assert set(again_found) <= {"platform_raw._platform_forgotten.forgotten_id"}
         assert [_rows(tmp_path, sql) for sql in MONEY] == money
 
 

@@ -104,6 +104,7 @@ def _sale() -> dict:
             "address": {"street": "Rua A", "city": "Recife", "zipCode": "50000000"},
         },
         "affiliates": [{"name": "Bia", "email": "bia@example.com", "netGain": {"value": 1}}],
+        "refund": {"requesterName": "Ana Lima", "value": {"value": 10}},
     }
 
 
@@ -138,6 +139,7 @@ def test_a_forgotten_person_is_blanked_in_rows_and_tables_and_counted() -> None:
         "phone": None,
         "address": {"street": None, "city": "Recife", "zipCode": None},
     }
+    assert row["refund"] == {"requesterName": None, "value": {"value": 10}}  # names nobody: goes with her
     assert row["affiliates"][0]["email"] == "bia@example.com"  # keep: another person, untouched
     assert row["total"] == {"value": 10, "currency": "BRL"}
     table = pa.table(

@@ -46,4 +46,3 @@ def _read_forgotten() -> Forgotten:
         if group in found:
             found[group].add(str(forgotten_id))
     return {group: frozenset(ids) for group, ids in found.items()}
-

@@ -137,22 +137,25 @@ class Scrubber:
 
     # --- rows (API keys) ---
 
-    def record(self, row: dict[str, Any], plan: RecordPlan) -> None:
-        """Change the row in place, level by level as the plan says."""
-        forget = self._forgets(row, plan.fields)
+    def record(self, row: dict[str, Any], plan: RecordPlan, forget: bool | None = None) -> None:
+        """Change the row in place, level by level as the plan says. A level is blanked when it names a
+        forgotten person, and so are the levels beside it that name nobody (`refund.requesterName`, a
+        sale's `affiliate.name`): a name that cannot be told apart from the person's own goes with it."""
+        if forget is None:
+            forget = self._forgets(row, plan.fields)
         if forget:
             self._count_forgotten(1)
         for key, group in plan.fields.items():
             if key in row:
                 row[key] = None if forget else self.value(group, row[key])
-        for key, child in plan.nested.items():
-            nested = row.get(key)
-            if not isinstance(nested, dict):
-                continue
-            if forget and not has_identity(child):  # the forgotten person's address
-                _blank(nested, child)
+        nested = {key: row[key] for key in plan.nested if isinstance(row.get(key), dict)}
+        named = forget or any(self._forgets(value, plan.nested[key].fields) for key, value in nested.items())
+        for key, value in nested.items():
+            child = plan.nested[key]
+            if named and not has_identity(child):
+                _blank(value, child)
             else:
-                self.record(nested, child)
+                self.record(value, child)
         for key, child in plan.lists.items():
             items = row.get(key)
             if isinstance(items, list):
@@ -171,12 +174,18 @@ class Scrubber:
 
     def table(self, table: pa.Table, persons: Iterable[PersonColumns]) -> pa.Table:
         names = set(table.column_names)
-        for person in persons:
-            columns = {name: group for name, group in person.columns.items() if name in names}
-            if not columns:
-                continue
-            forgotten = self._forgotten_rows(table, person)
-            for name, group in columns.items():
+        present = [p for p in persons if any(name in names for name in p.columns)]
+        masks = [self._forgotten_rows(table, person) for person in present]
+        # the rows naming a forgotten person also lose the names that name nobody (see `record`)
+        anyone = None
+        for mask in masks:
+            if mask is not None:
+                anyone = mask if anyone is None else pc.or_(anyone, mask)
+        for person, mask in zip(present, masks, strict=True):
+            forgotten = mask if person.identifying() else anyone
+            for name, group in person.columns.items():
+                if name not in names:
+                    continue
                 column = self._column(table.column(name), group)
                 if forgotten is not None:
                     column = pc.if_else(forgotten, pa.nulls(len(column), column.type), column)
