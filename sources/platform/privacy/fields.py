@@ -96,6 +96,11 @@ PERSONAL: dict[type[BaseModel], dict[str, str]] = {
     LessonComment: {"author": NAMES},
 }  # fmt: skip
 
+# Two people at one level of a record: an attendee, and the customer of the invoice that paid the ticket.
+APART: dict[type[BaseModel], tuple[frozenset[str], ...]] = {
+    Attendee: (frozenset({"invoiceCustomerName", "invoiceCustomerEmail", "invoiceCustomerDocument"}),),
+}
+
 _NAMING = NamingConvention()
 
 
@@ -107,9 +112,17 @@ class RecordPlan:
     fields: Mapping[str, str]
     nested: Mapping[str, RecordPlan] = field(default_factory=dict)
     lists: Mapping[str, RecordPlan] = field(default_factory=dict)
+    apart: tuple[frozenset[str], ...] = ()  # fields of other people at this level (`APART`)
 
     def __bool__(self) -> bool:
         return bool(self.fields or self.nested or self.lists)
+
+    def people(self) -> list[dict[str, str]]:
+        """The level's fields by person: the level's own person first, then those `apart`."""
+        others = frozenset().union(*self.apart)
+        people = [{key: group for key, group in self.fields.items() if key not in others}]
+        people += [{key: group for key, group in self.fields.items() if key in keys} for keys in self.apart]
+        return [person for person in people if person]
 
 
 @cache
@@ -133,7 +146,7 @@ def _plan(model: type[BaseModel], declared: Mapping[str, str]) -> RecordPlan:
             child = _plan(tp, {**PERSONAL.get(tp, {}), **deeper}) if deeper else plan_for(tp)
             if child:
                 nested[key] = child
-    return RecordPlan(fields, nested, lists)
+    return RecordPlan(fields, nested, lists, APART.get(model, ()))
 
 
 def _is_model(tp: Any) -> bool:
@@ -158,7 +171,8 @@ def personal_columns(model: type[BaseModel], table: str) -> list[PersonColumns]:
 
 
 def _persons(plan: RecordPlan, table: str, prefix: tuple[str, ...]) -> Iterator[PersonColumns]:
-    own = {_column(prefix, key): group for key, group in plan.fields.items()}
+    people = plan.people() or [{}]
+    own = {_column(prefix, key): group for key, group in people[0].items()}
     # A person's address is part of that person (`buyer.address.street` goes with `buyer.email`).
     pending = [(prefix, plan)]
     for key, child in plan.nested.items():
@@ -168,6 +182,8 @@ def _persons(plan: RecordPlan, table: str, prefix: tuple[str, ...]) -> Iterator[
             pending.append(((*prefix, _NAMING.normalize_path(key)), child))
     if own:
         yield PersonColumns(table, own)
+    for other in people[1:]:
+        yield PersonColumns(table, {_column(prefix, key): group for key, group in other.items()})
     for nested_prefix, child in pending[1:]:
         yield from _persons(child, table, nested_prefix)
     for key, child in plan.lists.items():

@@ -137,17 +137,20 @@ class Scrubber:
 
     # --- rows (API keys) ---
 
-    def record(self, row: dict[str, Any], plan: RecordPlan, forget: bool | None = None) -> None:
-        """Change the row in place, level by level as the plan says. A level is blanked when it names a
-        forgotten person, and so are the levels beside it that name nobody (`refund.requesterName`, a
-        sale's `affiliate.name`): a name that cannot be told apart from the person's own goes with it."""
-        if forget is None:
-            forget = self._forgets(row, plan.fields)
-        if forget:
-            self._count_forgotten(1)
-        for key, group in plan.fields.items():
-            if key in row:
-                row[key] = None if forget else self.value(group, row[key])
+    def record(self, row: dict[str, Any], plan: RecordPlan) -> None:
+        """Change the row in place, level by level as the plan says. A person (`RecordPlan.people`) is
+        blanked when they are forgotten, and so are the levels beside them that name nobody
+        (`refund.requesterName`, a sale's `affiliate.name`): a name that cannot be told apart from the
+        person's own goes with it."""
+        forget = False
+        for person in plan.people():
+            gone = self._forgets(row, person)
+            if gone:
+                self._count_forgotten(1)
+                forget = True
+            for key, group in person.items():
+                if key in row:
+                    row[key] = None if gone else self.value(group, row[key])
         nested = {key: row[key] for key in plan.nested if isinstance(row.get(key), dict)}
         named = forget or any(self._forgets(value, plan.nested[key].fields) for key, value in nested.items())
         for key, value in nested.items():
