@@ -63,6 +63,29 @@ def _found(traces: set[str], texts: Any) -> dict[str, str]:
     return found
 
 
+def _documents_beside(folder: Path, person: Person, settings: Any) -> set[str]:
+    """The keyed ids of the documents on the rows that name the person by email (their CPF; a passport
+    where they attended an event with one)."""
+    hashed = settings.mode("emails") == "hash"
+    shown = settings.pseudonym("emails", person.email) if hashed else person.email
+    pairs = (
+        ("sales", "buyer__email", "buyer__document"),
+        ("fiscal_documents", "client__email", "client__document"),
+        ("fiscal_documents", "destination__email", "destination__tax_id"),
+        ("event_attendees", "email", "document"),
+        ("event_attendees", "invoice_customer_email", "invoice_customer_document"),
+    )
+    found = set()
+    for table, email, document in pairs:
+        for (value,) in _rows(
+            folder, f"select distinct {document} from platform_raw.{table} where {email} = '{shown}'"
+        ):
+            found.add(
+                value if settings.mode("documents") == "hash" else settings.pseudonym("documents", value)
+            )
+    return found
+
+
 def _someone_everywhere(folder: Path, settings: Any) -> tuple[Person, str]:
     """A buyer with a sale, a fiscal document and an attendee record, and the id of one of their sales."""
     people = People(SEED)
@@ -111,6 +134,8 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
                       "marts.fct_sales.buyer_email"):  # fmt: skip
             assert where in before, (where, sorted(before))
         money = [_rows(tmp_path, sql) for sql in MONEY]
+        documents = _documents_beside(tmp_path, person, settings)
+        assert settings.pseudonym("documents", person.document) in documents  # and a passport, maybe
 
         forgot = run_cli(
             ["forget", "--email", person.email.upper(), "--webhook-store", str(store)], env, tmp_path
@@ -141,10 +166,10 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
             assert f"{table}: " in tables
         assert rows == sum(int(part.rsplit(": ", 1)[1]) for part in tables.split(", "))
         forgotten = _rows(
-            tmp_path, "select id_group, forgotten_id from platform_raw._platform_forgotten order by 1"
+            tmp_path, "select id_group, forgotten_id from platform_raw._platform_forgotten order by 1, 2"
         )
         assert forgotten == [
-            ("documents", settings.pseudonym("documents", person.document)),
+            *(("documents", document) for document in sorted(documents)),
             ("emails", settings.pseudonym("emails", person.email)),
         ]
 
