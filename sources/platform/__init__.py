@@ -200,6 +200,7 @@ def _resource(ctx: SourceContext, stream: Stream, scrubber: Scrubber) -> DltReso
         return stream.read(ctx, stream)
 
     def rows() -> Iterator[Any]:
+        scrubber.note_settings()  # the privacy settings, recorded with the data they were loaded under
         try:
             yield from ctx.pack(stream, guarded(ctx, stream, scan))
             note_complete_read(stream.name, ctx.report, ctx.snapshot_at)

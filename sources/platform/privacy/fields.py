@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, get_args, get_origin
 
 from dlt.common.normalizers.naming.snake_case import NamingConvention
@@ -117,6 +117,12 @@ class RecordPlan:
     def __bool__(self) -> bool:
         return bool(self.fields or self.nested or self.lists)
 
+    @cached_property
+    def identified(self) -> bool:
+        """Whether this level or a nested one holds an email or a document (`has_identity`)."""
+        return has_identity(self)
+
+    @cached_property
     def people(self) -> list[dict[str, str]]:
         """The level's fields by person: the level's own person first, then those `apart`."""
         others = frozenset().union(*self.apart)
@@ -171,7 +177,7 @@ def personal_columns(model: type[BaseModel], table: str) -> list[PersonColumns]:
 
 
 def _persons(plan: RecordPlan, table: str, prefix: tuple[str, ...]) -> Iterator[PersonColumns]:
-    people = plan.people() or [{}]
+    people = plan.people or [{}]
     own = {_column(prefix, key): group for key, group in people[0].items()}
     # A person's address is part of that person (`buyer.address.street` goes with `buyer.email`).
     pending = [(prefix, plan)]

@@ -24,15 +24,15 @@ from dlt.common.exceptions import SourceSectionNotAvailable
 from pydantic import BaseModel
 
 from sources.platform.privacy.fields import (
+    GROUPS,
     IDENTIFYING,
     PersonColumns,
     RecordPlan,
     group_of_key,
-    has_identity,
     personal_columns,
     plan_for,
 )
-from sources.platform.privacy.settings import BLOCK, HASH, PrivacySettings
+from sources.platform.privacy.settings import BLOCK, HASH, KEEP, PrivacySettings
 
 Forgotten = Mapping[str, frozenset[str]]  # identifying group -> pseudonyms of the forgotten people
 _CACHE_LIMIT = 100_000  # pseudonyms kept (about 15 MB): people repeat across pages
@@ -49,6 +49,8 @@ class Scrubber:
         self.settings = settings
         self._load_forgotten = forgotten
         self._forgotten: Forgotten | None = None
+        self._anyone_forgotten = False
+        self._modes = {group: settings.mode(group) for group in GROUPS}
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str], str] = {}
         self._noted = False
@@ -58,10 +60,14 @@ class Scrubber:
     @property
     def forgotten(self) -> Forgotten:
         """The forgotten people's keyed ids; read once (only a key can recognise them: none without)."""
+        forgotten = self._forgotten
+        if forgotten is not None:
+            return forgotten
         with self._lock:
             if self._forgotten is None:
                 loader = self._load_forgotten
                 self._forgotten = loader() if loader and self.settings.key is not None else {}
+                self._anyone_forgotten = any(self._forgotten.values())
             return self._forgotten
 
     def changes_anything(self) -> bool:
@@ -75,7 +81,8 @@ class Scrubber:
             self.reforgotten += records
 
     def note_settings(self) -> None:
-        """Record the settings in the source's state, which dlt loads with the data (once per run)."""
+        """Record the settings in the source's state, which dlt loads with the data (once per run; each
+        resource calls it as it starts, in the extract's context)."""
         if self._noted or not self.settings.active:
             return
         try:
@@ -118,9 +125,9 @@ class Scrubber:
         """The function `add_map` runs on each item of the resource of `model`, whose table is `table`."""
         plan = plan_for(model)
         persons = personal_columns(model, table)
+        self.forgotten  # noqa: B018 (read now, before any item)
 
         def map_item(item: Any, meta: Any = None) -> Any:
-            self.note_settings()
             target = getattr(meta, "table_name", None)
             if isinstance(item, pa.Table):
                 return self.table(item, persons)
@@ -142,23 +149,39 @@ class Scrubber:
         blanked when they are forgotten, and so are the levels beside them that name nobody
         (`refund.requesterName`, a sale's `affiliate.name`): a name that cannot be told apart from the
         person's own goes with it."""
+        anyone = self._anyone_forgotten  # the list was read when the mapper was made
+        modes = self._modes
         forget = False
-        for person in plan.people():
-            gone = self._forgets(row, person)
+        for person in plan.people:
+            gone = anyone and self._forgets(row, person)
             if gone:
                 self._count_forgotten(1)
                 forget = True
             for key, group in person.items():
-                if key in row:
-                    row[key] = None if gone else self.value(group, row[key])
-        nested = {key: row[key] for key in plan.nested if isinstance(row.get(key), dict)}
-        named = forget or any(self._forgets(value, plan.nested[key].fields) for key, value in nested.items())
-        for key, value in nested.items():
-            child = plan.nested[key]
-            if named and not has_identity(child):
-                _blank(value, child)
-            else:
-                self.record(value, child)
+                value = row.get(key)
+                if value is None:
+                    continue
+                if gone:
+                    row[key] = None
+                elif modes[group] != KEEP:
+                    row[key] = self.value(group, value)
+        if plan.nested:
+            named = forget or (
+                anyone
+                and any(
+                    self._forgets(row[k], c.fields)
+                    for k, c in plan.nested.items()
+                    if isinstance(row.get(k), dict)
+                )
+            )
+            for key, child in plan.nested.items():
+                nested = row.get(key)
+                if not isinstance(nested, dict):
+                    continue
+                if named and not child.identified:
+                    _blank(nested, child)
+                else:
+                    self.record(nested, child)
         for key, child in plan.lists.items():
             items = row.get(key)
             if isinstance(items, list):
@@ -167,7 +190,9 @@ class Scrubber:
                         self.record(element, child)
 
     def _forgets(self, row: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
-        if not self.forgotten:
+        if self._forgotten is None:
+            self.forgotten  # noqa: B018 (read once)
+        if not self._anyone_forgotten:
             return False
         return any(
             group in IDENTIFYING and self.is_forgotten(group, row.get(key)) for key, group in fields.items()
