@@ -35,6 +35,8 @@ import dlt
 from pipelines.attendee_rows import Row, mark_duplicates
 from pipelines.lock import hold, run_lock
 from pipelines.webhooks.loader import companion_pipeline
+from sources.platform.privacy import Scrubber, configured_privacy
+from sources.platform.privacy.forgotten import forgotten_from_destination
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import (
     REAUTHORIZE_HINT,
@@ -249,6 +251,9 @@ def load_results(rows: list[Row], event_id: str, ticket_id: str, destination: st
         for row in rows
     ]
     pipeline = companion_pipeline(IMPORT_PIPELINE, destination, dataset)
+    scrubber = Scrubber(configured_privacy(), forgotten_from_destination)
+    if scrubber.changes_anything():  # the name and email as the sync treats them (`privacy/`)
+        records = [scrubber.json(record) for record in records]
     with run_lock(pipeline, "write", command="platform-sync attendees import"):
         resource = dlt.resource(
             records, name=IMPORT_TABLE, primary_key=("import_id", "line"), write_disposition="merge"

@@ -30,6 +30,7 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.forget import add_forget_command
 from pipelines.interrupt import (
     EXIT_STATUS,
     Interruption,
@@ -203,6 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     dashboard_cmd.set_defaults(run=_run_dashboard)
 
     add_write_commands(commands)  # attendees import, cart create, webhooks serve|load (issue 17)
+    add_forget_command(commands)  # a person's data blanked everywhere (issue 31)
 
     list_cmd = commands.add_parser("resources", help="list the resources and how each stays up to date")
     list_cmd.set_defaults(run=_run_list)

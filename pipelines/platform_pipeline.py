@@ -27,6 +27,7 @@ from pipelines.memory import (
     use_system_arrow_pool,
 )
 from pipelines.parallelism import parallel_normalize
+from pipelines.privacy_guard import check_privacy
 from pipelines.progress import SyncProgress
 from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
@@ -144,6 +145,8 @@ def sync(
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
         source = source.with_resources(*selected)
+    if report.privacy is not None:
+        check_privacy(pipeline, report.privacy.settings, full_refresh)
     prepare_process()
     transactional_loads(pipeline)
     started = time.monotonic()
@@ -155,6 +158,7 @@ def sync(
     load_info = run_within_memory(pipeline, source, **run_options)
     deleted = mark_deletions(pipeline, report, deletion_time(report))
     total = time.monotonic() - started
+    _note_forgotten_again(report)
     source_state = pipeline.state.get("sources", {}).get(source.name, {})
     checked_at = dt.datetime.now(dt.UTC)
     return SyncResult(
@@ -172,6 +176,14 @@ def sync(
         retired=retired_rows(source_state),
         deleted=deleted,
     )
+
+
+def _note_forgotten_again(report: RunReport) -> None:
+    if report.privacy is not None and report.privacy.reforgotten:
+        report.warn(
+            f"{report.privacy.reforgotten} records named people forgotten earlier (`platform-sync forget`): "
+            "the platform sent them again; their personal fields were blanked on the way in"
+        )
 
 
 def finish_pending_packages(pipeline: dlt.Pipeline, loader_file_format: Any) -> LoadInfo | None:

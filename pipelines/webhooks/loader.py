@@ -9,6 +9,7 @@ that were announced (`sources/platform/resources/sale_ids.py`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ import dlt
 from pipelines.lock import run_lock
 from pipelines.platform_pipeline import make_pipeline
 from pipelines.webhooks.store import DeliveryStore
+from sources.platform.privacy import Scrubber, configured_privacy
+from sources.platform.privacy.forgotten import forgotten_from_destination
 
 WEBHOOK_PIPELINE = "platform_sync_webhooks"
 WEBHOOK_TABLE = "webhook_events"
@@ -53,6 +56,13 @@ def companion_pipeline(name: str, destination: str, dataset: str) -> dlt.Pipelin
     )
 
 
+def scrubbed_body(body: str, data: Any) -> str:
+    """A delivery's body with its data as loaded (pseudonymised or blocked)."""
+    document = json.loads(body)
+    document["data"] = data
+    return json.dumps(document, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class LoadResult:
     loaded: int
@@ -68,8 +78,13 @@ def load_deliveries(store_path: str | Path, destination: str, dataset: str) -> L
             pending = store.unloaded()
             if not pending:
                 return LoadResult(0, None)
+            scrubber = Scrubber(configured_privacy(), forgotten_from_destination)
+            rows = [delivery.row() for delivery in pending]
+            if scrubber.changes_anything():  # personal values as the sync treats them (`privacy/`)
+                for row in rows:
+                    row["data"] = scrubber.json(row["data"])
             resource = dlt.resource(
-                [delivery.row() for delivery in pending],
+                rows,
                 name=WEBHOOK_TABLE,
                 primary_key="id",
                 write_disposition="merge",
@@ -80,6 +95,9 @@ def load_deliveries(store_path: str | Path, destination: str, dataset: str) -> L
             load_id = info.loads_ids[-1]
             # Marked only after the load committed: a crash in between loads these rows again (merged).
             store.mark_loaded([delivery.id for delivery in pending], load_id)
+            if scrubber.changes_anything():  # the store keeps raw values only until they are loaded
+                for delivery, row in zip(pending, rows, strict=True):
+                    store.rewrite(delivery.id, scrubbed_body(delivery.body, row["data"]))
             return LoadResult(len(pending), load_id)
     finally:
         store.close()

@@ -169,6 +169,11 @@ class DeliveryStore:
             self._db.executemany("update deliveries set load_id = ? where id = ?", rows)
             self._db.execute("commit")
 
+    def rewrite(self, delivery_id: str, body: str) -> None:
+        """Replace a delivery's body (its personal values changed: `pipelines/forget.py`, the loader)."""
+        with self._lock:
+            self._db.execute("update deliveries set body = ? where id = ?", (body, delivery_id))
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

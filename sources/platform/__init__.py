@@ -17,6 +17,7 @@ import dlt
 import pendulum
 from dlt.common.schema.typing import C_DLT_ID, TColumnSchema
 from dlt.common.schema.utils import dlt_id_column
+from dlt.common.typing import TSecretStrValue
 from dlt.extract.resource import DltResource
 
 from sources.platform.config_check import check_list, check_source_config
@@ -26,6 +27,8 @@ from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.freshness import note_complete_read
 from sources.platform.guard import guarded
 from sources.platform.models import columns_for, nested_hints_for
+from sources.platform.privacy import Scrubber, parse_privacy
+from sources.platform.privacy.forgotten import forgotten_from_destination
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport, SaleDetailsPace
 from sources.platform.rescan import scan_when_due
@@ -108,6 +111,8 @@ def platform_source(
     arrow_pages: bool = True,
     decode_workers: int | None = None,
     granted_scopes: Sequence[str] | None = None,
+    privacy: Mapping[str, str] | None = None,
+    privacy_key: TSecretStrValue | None = None,
     client: PlatformClient | None = None,
     report: RunReport | None = None,
 ) -> list[DltResource]:
@@ -145,6 +150,9 @@ def platform_source(
             0 decodes every page in the extract's process. The rows are the same either way.
         granted_scopes: Scopes of the token as granted by the token exchange, if known: resources whose
             scope is missing are skipped without a request.
+        privacy: Per column group (documents, emails, phones, names, addresses): `keep` (default),
+            `hash` (a keyed pseudonym, `privacy_key` in secrets) or `block` (loaded as null); see
+            `privacy/`. People forgotten by `platform-sync forget` are blanked again wherever they appear.
         client: An API client to use instead of one built from config (tests, custom transports).
         report: Collects skipped and failed resources of this run; the command line reads it.
     """
@@ -224,16 +232,19 @@ def platform_source(
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
         renewals=pending_renewals(SUBSCRIPTIONS.name, settings.renewals_max_requests),
     )
-    return [_resource(ctx, stream) for stream in STREAMS.values()]
+    scrubber = Scrubber(parse_privacy(privacy, privacy_key), forgotten_from_destination)
+    run_report.privacy = scrubber
+    return [_resource(ctx, stream, scrubber) for stream in STREAMS.values()]
 
 
-def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
+def _resource(ctx: SourceContext, stream: Stream, scrubber: Scrubber) -> DltResource:
     def scan() -> Iterator[Batch]:
         if stream.full_scan:
             return scan_when_due(ctx, stream)
         return stream.read(ctx, stream)
 
     def rows() -> Iterator[Any]:
+        scrubber.note_settings()  # the privacy settings, recorded with the data they were loaded under
         try:
             yield from ctx.pack(stream, guarded(ctx, stream, scan))
             note_complete_read(stream.name, ctx.report, ctx.snapshot_at)
@@ -254,6 +265,8 @@ def _resource(ctx: SourceContext, stream: Stream) -> DltResource:
         schema_contract="evolve",
     )()
     declare_tables(resource)
+    if scrubber.changes_anything():  # personal values pseudonymised, blocked or forgotten: every batch
+        resource.add_map(scrubber.mapper(stream.model, stream.name))
     return resource
 
 

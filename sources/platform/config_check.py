@@ -27,7 +27,7 @@ ENV_PREFIX = "SOURCES__PLATFORM__"
 READ_ELSEWHERE = frozenset({"auth_url", "client_id", "client_secret", "redirect_uri", "webhook_secret"})
 # dlt's narrower section for the source function's own arguments: `[sources.platform.platform_source]`.
 FUNCTION_SECTION = "platform_source"
-SECRETS = frozenset({"access_token", "client_secret", "webhook_secret"})
+SECRETS = frozenset({"access_token", "client_secret", "webhook_secret", "privacy_key"})
 # Arguments only code passes, never config.
 NOT_CONFIG = frozenset({"client", "report"})
 
@@ -47,6 +47,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "rescan_hours_by_resource": ("a table of resource = hours", "rescan_hours_by_resource = {products = 24}"),
     "rate_limits": ("a table of operation = requests per minute", "rate_limits = {sale_details = 30}"),
     "granted_scopes": ("a list of scopes", 'granted_scopes = ["store_sales_read"]'),
+    "privacy": ("a table of group = keep | hash | block", 'privacy = {emails = "hash", documents = "hash"}'),
     "rescan": ("true or false", "rescan = false"),
     "strict": ("true or false", "strict = false"),
     "arrow_pages": ("true or false", "arrow_pages = true"),

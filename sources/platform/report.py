@@ -15,6 +15,9 @@ from sources.platform.retired import Retirements
 if TYPE_CHECKING:
     from sources.platform.runclock import RunClock
 
+if TYPE_CHECKING:
+    from sources.platform.privacy import Scrubber
+
 logger = logging.getLogger("platform_sync.source")
 
 
@@ -76,6 +79,7 @@ class RunReport:
     # The keys each complete scan of a resource whose deletions are marked saw (`pipelines/deletions.py`);
     # a resource is here only once its scan ended.
     scanned_keys: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
+    privacy: Scrubber | None = None  # what the run does to personal values (`privacy/`)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
     # 429 answers per operation: (all, those from another client of the account), from the client.

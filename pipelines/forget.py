@@ -1,0 +1,366 @@
+"""`platform-sync forget --email ... | --document ...`: a person's data out of the warehouse (LGPD art. 18).
+
+What it does, under the run lock as the writer:
+1. Finds the person in every table the sync, the webhook loader and the attendee import write (raw
+   tables, their child tables, dlt's staging copies, departures, quarantine, `webhook_events`,
+   `attendee_imports`), by the normalised value or, where it was pseudonymised, by its pseudonym.
+2. Blanks that person's personal fields (all groups, the address too) in the rows found; the rows stay,
+   so every amount stays where it was. Free JSON (a delivery's data, a quarantined record) is blanked at
+   the object that names the person. The webhook store (SQLite) is rewritten alike.
+3. Keeps a record of the request (`_platform_forget_requests`: when, which tables, how many rows; never
+   the value) and, with a `privacy_key`, the person's keyed ids (`_platform_forgotten`), which every
+   later sync applies on the way in: a person the platform sends again is blanked again. Without a key
+   nothing can recognise them later, and the command says so.
+The marts are rebuilt from the raw tables: `platform-sync models` after this leaves no trace there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import dlt
+
+from pipelines.lock import run_lock
+from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, make_pipeline
+from pipelines.preflight import check_destination_config, check_destination_name
+from pipelines.webhooks.loader import WEBHOOK_TABLE, companion_pipeline
+from pipelines.webhooks.store import DEFAULT_STORE, DeliveryStore
+from sources.platform.departures import DEPARTURES_TABLE, QUARANTINE_TABLE
+from sources.platform.privacy import IDENTIFYING, PrivacySettings, configured_privacy, normalise
+from sources.platform.privacy.fields import (
+    DOCUMENTS,
+    EMAILS,
+    NAMES,
+    PersonColumns,
+    group_of_key,
+    personal_columns,
+    stream_models,
+)
+from sources.platform.privacy.forgotten import FORGOTTEN_TABLE, REQUESTS_TABLE
+from sources.platform_client.errors import ConfigurationError
+
+FORGET_PIPELINE = "platform_sync_privacy"
+IMPORTS_TABLE = "attendee_imports"
+_JSON_COLUMNS = {WEBHOOK_TABLE: ("id", "data"), QUARANTINE_TABLE: ("_dlt_id", "raw_json")}
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The person asked for: the group of the given value, its normalised form and its pseudonym."""
+
+    group: str
+    normalised: str
+    pseudonym: str | None
+
+    def matches(self, value: Any) -> bool:
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            return False
+        text = str(value)
+        return text == self.pseudonym or normalise(self.group, text) == self.normalised
+
+
+@dataclass
+class ForgetResult:
+    request_id: str
+    rows: dict[str, int] = field(default_factory=dict)  # qualified table -> rows blanked
+    deliveries: int = 0  # webhook store rows rewritten
+    kept: bool = False  # the keyed ids are on the forgotten list
+
+    @property
+    def total(self) -> int:
+        return sum(self.rows.values()) + self.deliveries
+
+
+def wanted(settings: PrivacySettings, email: str | None, document: str | None) -> Wanted:
+    if bool(email) == bool(document):
+        raise ConfigurationError("forget needs exactly one of --email or --document")
+    group, value = (EMAILS, str(email)) if email else (DOCUMENTS, str(document))
+    normalised = normalise(group, value)
+    if not normalised:
+        raise ConfigurationError(f"the {group[:-1]} given to forget is empty once normalised")
+    pseudonym = settings.pseudonym(group, value) if settings.key is not None else None
+    return Wanted(group, normalised, pseudonym)
+
+
+def forget(
+    pipeline: dlt.Pipeline, settings: PrivacySettings, person: Wanted, store_path: Path | None
+) -> ForgetResult:
+    """Blank the person everywhere (see the module's docstring), record the request; under the lock."""
+    result = ForgetResult(uuid.uuid4().hex)
+    ids: dict[str, set[str]] = {group: set() for group in IDENTIFYING}
+    if person.pseudonym:
+        ids[person.group].add(person.pseudonym)
+    with run_lock(pipeline, "write", command="platform-sync forget"):
+        with pipeline.sql_client() as client:
+            if client.has_dataset():
+                _blank_tables(client, pipeline.dataset_name, settings, person, result, ids)
+        if store_path is not None and store_path.exists():
+            result.deliveries = _blank_store(store_path, person)
+        result.kept = settings.key is not None
+        _record(pipeline, person, result, ids if result.kept else {})
+    return result
+
+
+def _tables(client: Any, schema: str) -> dict[str, set[str]]:
+    rows = client.execute_sql(
+        "select table_name, column_name from information_schema.columns where table_schema = "
+        + _literal(schema)
+    )
+    tables: dict[str, set[str]] = {}
+    for table, column in rows or []:
+        tables.setdefault(str(table), set()).add(str(column))
+    return tables
+
+
+def _persons_by_table() -> dict[str, list[PersonColumns]]:
+    persons: dict[str, list[PersonColumns]] = {}
+    for name, model in stream_models().items():
+        for person in personal_columns(model, name):
+            persons.setdefault(person.table, []).append(person)
+    persons[IMPORTS_TABLE] = [PersonColumns(IMPORTS_TABLE, {"name": NAMES, "email": EMAILS})]
+    return persons
+
+
+def _blank_tables(
+    client: Any,
+    dataset: str,
+    settings: PrivacySettings,
+    person: Wanted,
+    result: ForgetResult,
+    ids: dict[str, set[str]],
+) -> None:
+    for schema in (dataset, f"{dataset}_staging"):
+        tables = _tables(client, schema)
+        for table_name, persons in _persons_by_table().items():
+            present = tables.get(table_name, set())
+            table = f"{_ident(schema)}.{_ident(table_name)}"
+            found = [(columns, _where(columns, person, present)) for columns in persons]
+            matched = [(columns, where) for columns, where in found if where and _count(client, table, where)]
+            if not matched:
+                continue
+            # Names beside the person that name nobody (a refund's requester) go first, while the rows
+            # can still be found.
+            anywhere = " or ".join(where for _, where in matched)
+            for columns in persons:
+                if not columns.identifying():
+                    _set_null(client, table, columns, present, anywhere)
+            for columns, where in matched:
+                _keep_other_ids(client, table, columns, present, where, settings, person, ids)
+                count = _count(client, table, where)
+                _set_null(client, table, columns, present, where)
+                key = f"{schema}.{table_name}"
+                result.rows[key] = result.rows.get(key, 0) + count
+        for table_name, (key, column) in _JSON_COLUMNS.items():
+            if column in tables.get(table_name, set()):
+                count = _blank_json_column(
+                    client, f"{_ident(schema)}.{_ident(table_name)}", key, column, person
+                )
+                if count:
+                    result.rows[f"{schema}.{table_name}"] = count
+        values = f"{DEPARTURES_TABLE}__values"
+        if "value" in tables.get(values, set()):
+            table = f"{_ident(schema)}.{_ident(values)}"
+            where = _match("value", person)
+            if count := _count(client, table, where):
+                client.execute_sql(f"update {table} set value = null where {where}")
+                result.rows[f"{schema}.{values}"] = count
+
+
+def _where(columns: PersonColumns, person: Wanted, present: set[str]) -> str | None:
+    keys = [c for c, g in columns.identifying().items() if g == person.group and c in present]
+    return " or ".join(_match(key, person) for key in keys) if keys else None
+
+
+def _set_null(client: Any, table: str, columns: PersonColumns, present: set[str], where: str) -> None:
+    blanked = ", ".join(f"{_ident(c)} = null" for c in columns.columns if c in present)
+    if blanked:
+        client.execute_sql(f"update {table} set {blanked} where {where}")
+
+
+def _keep_other_ids(
+    client: Any,
+    table: str,
+    columns: PersonColumns,
+    present: set[str],
+    where: str,
+    settings: PrivacySettings,
+    person: Wanted,
+    ids: dict[str, set[str]],
+) -> None:
+    """The person's other identifier (their document when forgotten by email) on the rows found, as a
+    keyed id for the forgotten list."""
+    others = [(c, g) for c, g in columns.identifying().items() if g != person.group and c in present]
+    if settings.key is None or not others:
+        return
+    rows = client.execute_sql(f"select {', '.join(_ident(c) for c, _ in others)} from {table} where {where}")
+    for row in rows or []:
+        for (_, group), value in zip(others, row, strict=True):
+            if value is not None:
+                ids[group].add(_as_pseudonym(settings, group, str(value)))
+
+
+def _as_pseudonym(settings: PrivacySettings, group: str, value: str) -> str:
+    """The keyed id of a stored identifier: as stored where the group is hashed, else computed."""
+    return value if settings.mode(group) == "hash" else settings.pseudonym(group, value)
+
+
+def _count(client: Any, table: str, where: str) -> int:
+    rows = client.execute_sql(f"select count(*) from {table} where {where}")
+    return int(rows[0][0]) if rows else 0
+
+
+def _match(column: str, person: Wanted) -> str:
+    """SQL true where the column holds the person's value (normalised as `normalise` does) or pseudonym."""
+    text = f"cast({_ident(column)} as varchar)"
+    if person.group == EMAILS:
+        normalised = f"lower(trim({text}))"
+    else:
+        normalised = f"upper(regexp_replace({text}, '[^0-9A-Za-z]', '', 'g'))"
+    condition = f"{normalised} = {_literal(person.normalised)}"
+    if person.pseudonym:
+        condition += f" or {text} = {_literal(person.pseudonym)}"
+    return f"({condition})"
+
+
+def _blank_json_column(client: Any, table: str, key: str, column: str, person: Wanted) -> int:
+    rows = client.execute_sql(f"select {_ident(key)}, cast({_ident(column)} as varchar) from {table}") or []
+    changed = 0
+    for row_key, text in rows:
+        if text is None:
+            continue
+        document = json.loads(text)
+        blanked, hits = blank_person(document, person)
+        if hits:
+            new = _literal(json.dumps(blanked, ensure_ascii=False))
+            client.execute_sql(
+                f"update {table} set {_ident(column)} = {new} where {_ident(key)} = {_literal(row_key)}"
+            )
+            changed += 1
+    return changed
+
+
+def blank_person(document: Any, person: Wanted, in_address: bool = False) -> tuple[Any, int]:
+    """Free JSON with every object that names the person (by a key of the person's group) blanked: all
+    its personal keys null, its address too. Returns the JSON and how many objects were blanked."""
+    if isinstance(document, list):
+        items = [blank_person(item, person, in_address) for item in document]
+        return [item for item, _ in items], sum(hits for _, hits in items)
+    if not isinstance(document, dict):
+        return document, 0
+    groups = {key: group_of_key(key, in_address) for key in document}
+    named = any(groups[key] == person.group and person.matches(value) for key, value in document.items())
+    hits = int(named)
+    out: dict[str, Any] = {}
+    for key, value in document.items():
+        if named and (groups[key] is not None or "address" in key.lower()):
+            out[key] = None
+        elif isinstance(value, dict | list):
+            out[key], deeper = blank_person(value, person, in_address or "address" in key.lower())
+            hits += deeper
+        else:
+            out[key] = value
+    return out, hits
+
+
+def _blank_store(path: Path, person: Wanted) -> int:
+    store = DeliveryStore(path)
+    try:
+        changed = 0
+        for delivery in store.all():
+            document, hits = blank_person(json.loads(delivery.body), person)
+            if hits:
+                store.rewrite(delivery.id, json.dumps(document, ensure_ascii=False))
+                changed += 1
+        return changed
+    finally:
+        store.close()
+
+
+def _record(pipeline: dlt.Pipeline, person: Wanted, result: ForgetResult, ids: dict[str, set[str]]) -> None:
+    """The request's record, and the keyed ids of the forgotten person (never a value)."""
+    now = datetime.now(UTC)
+    request = {
+        "request_id": result.request_id,
+        "requested_at": now,
+        "id_group": person.group,
+        "tables": ", ".join(f"{table}: {rows}" for table, rows in sorted(result.rows.items())),
+        "rows_blanked": sum(result.rows.values()),
+        "webhook_deliveries": result.deliveries,
+        "kept_on_list": result.kept,
+    }
+    forgotten = [
+        {
+            "request_id": result.request_id,
+            "id_group": group,
+            "forgotten_id": forgotten_id,
+            "forgotten_at": now,
+        }
+        for group, values in sorted(ids.items())
+        for forgotten_id in sorted(values)
+    ]
+    destination = pipeline.destination.destination_name
+    target = companion_pipeline(FORGET_PIPELINE, destination, pipeline.dataset_name)
+    resources = [dlt.resource([request], name=REQUESTS_TABLE, write_disposition="append")]
+    if forgotten:
+        resources.append(dlt.resource(forgotten, name=FORGOTTEN_TABLE, write_disposition="append"))
+    target.run(resources).raise_on_failed_jobs()
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: Any) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def add_forget_command(commands: Any) -> None:
+    cmd = commands.add_parser(
+        "forget",
+        help="blank a person's personal data everywhere in the warehouse and the webhook store (LGPD)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    who = cmd.add_mutually_exclusive_group(required=True)
+    who.add_argument("--email", help="the person's email (any case)")
+    who.add_argument("--document", help="the person's CPF (with or without punctuation) or document")
+    cmd.add_argument("--webhook-store", type=Path, default=DEFAULT_STORE, help="the receiver's SQLite store")
+    cmd.add_argument("--destination", default=DEFAULT_DESTINATION)
+    cmd.add_argument("--dataset", default=DATASET_NAME)
+    cmd.set_defaults(run=run_forget)
+
+
+def run_forget(options: argparse.Namespace) -> int:
+    check_destination_name(options.destination)
+    settings = configured_privacy()
+    person = wanted(settings, options.email, options.document)
+    pipeline = make_pipeline(options.destination, options.dataset)
+    check_destination_config(pipeline)
+    result = forget(pipeline, settings, person, options.webhook_store)
+    for table, rows in sorted(result.rows.items()):
+        print(f"{table:50} {rows:>8,} rows blanked")
+    if result.deliveries:
+        print(
+            f"{'webhook store ' + str(options.webhook_store):50} {result.deliveries:>8,} deliveries blanked"
+        )
+    print(f"request {result.request_id} recorded in {options.dataset}.{REQUESTS_TABLE} (never the value)")
+    if result.total == 0:
+        print("the person was not found; the request is recorded all the same")
+    if result.kept:
+        print(
+            "kept on the forgotten list: if the platform sends this person again, the next syncs blank "
+            "them again on the way in (the platform itself still holds them)"
+        )
+    else:
+        print(
+            "NOT kept on a forgotten list (no privacy_key in secrets): this command cannot stop the "
+            "platform from sending this person again; a later sync loads them again"
+        )
+    print("now run `platform-sync models` so that the marts are rebuilt without them")
+    return 0

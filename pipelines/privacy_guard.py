@@ -1,0 +1,67 @@
+"""Raw and pseudonymised values never mixed in one warehouse: the settings a sync runs with must be those
+the data was loaded with.
+
+The source records its privacy settings (each group's mode, the key's id) in its state, which dlt loads
+with the data (`sources/platform/privacy/scrub.py`); no record means everything was kept as sent. A
+sync whose settings differ from the record, into a dataset that holds data, stops before any request
+with one line saying what to do (exit status 2): `--full-refresh` loads everything again under the new
+settings. A key rotation is such a change: every pseudonym changes with the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dlt
+
+from sources.platform.privacy import OFF, PrivacySettings
+from sources.platform.privacy.scrub import STATE_KEY
+from sources.platform_client.errors import ConfigurationError
+
+SOURCE_NAME = "platform"
+
+
+class PrivacySettingsChanged(ConfigurationError):
+    """The settings differ from those the dataset's data was loaded with."""
+
+
+def recorded_settings(pipeline: dlt.Pipeline) -> dict[str, Any]:
+    """The settings the loaded data was written with (everything kept when nothing is recorded)."""
+    state = pipeline.state.get("sources", {}).get(SOURCE_NAME, {})
+    return dict(state.get(STATE_KEY) or OFF.record())
+
+
+def check_privacy(pipeline: dlt.Pipeline, settings: PrivacySettings, full_refresh: bool = False) -> None:
+    """Refuse a sync that would mix values written under other settings with this run's."""
+    if full_refresh:
+        return
+    if settings.active and not pipeline.default_schema_name:
+        pipeline.sync_destination()  # a fresh working folder: the record is in the destination
+    current = settings.record() if settings.active else OFF.record()
+    recorded = recorded_settings(pipeline)
+    if recorded == current or not _holds_data(pipeline):
+        return
+    raise PrivacySettingsChanged(
+        f"the privacy settings changed ({describe_change(recorded, current)}) but dataset "
+        f"{pipeline.dataset_name} holds data loaded under the earlier ones, and the two would mix: "
+        "nothing was synced. Load everything again under the new settings with `platform-sync sync "
+        "--full-refresh`, or put the earlier settings back (docs/contracts.md, section 7)"
+    )
+
+
+def describe_change(recorded: dict[str, Any], current: dict[str, Any]) -> str:
+    before, after = recorded.get("modes", {}), current.get("modes", {})
+    changes = [
+        f"{group} {before.get(group, 'keep')} -> {after.get(group, 'keep')}"
+        for group in after
+        if before.get(group, "keep") != after.get(group, "keep")
+    ]
+    if recorded.get("key_id") and current.get("key_id") and recorded["key_id"] != current["key_id"]:
+        changes.append("another privacy_key")
+    return ", ".join(changes) or "another privacy_key"
+
+
+def _holds_data(pipeline: dlt.Pipeline) -> bool:
+    if not pipeline.default_schema_name:
+        return False
+    return bool(pipeline.default_schema.data_tables(seen_data_only=True))

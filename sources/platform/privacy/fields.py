@@ -1,0 +1,251 @@
+"""Where personal data lives: the fields of the API's models in each column group, declared once.
+
+`PERSONAL` names, per pydantic model, the fields that hold a person's data and their group. Everything
+else is derived from it: the walk of a record as the readers yield it (`RecordPlan`, API keys), the
+columns of each warehouse table (`personal_columns`, dlt's names, child tables included) and, for JSON
+whose shape no model describes (webhook deliveries, quarantined records), a guess by key name
+(`group_of_key`).
+
+A *person* is one object level of a record that holds personal fields (a sale's `buyer`, one of its
+`affiliates`, a fiscal document's `client`): a forgotten person is blanked at that level, all groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from typing import Any, get_args, get_origin
+
+from dlt.common.normalizers.naming.snake_case import NamingConvention
+from pydantic import BaseModel
+
+from sources.platform.models import (
+    Affiliation,
+    Attendee,
+    CommunityMember,
+    LessonComment,
+    ManualAttendee,
+    Partner,
+    Sale,
+    SaleParty,
+)
+from sources.platform.models.financial import (
+    ClientAddress,
+    DestinationAddress,
+    FiscalDocumentClient,
+    FiscalDocumentDestination,
+    FiscalDocumentSource,
+    SourceAddress,
+)
+from sources.platform.models.hints import unwrap_optional
+from sources.platform.models.learning import PostMember
+from sources.platform.models.store import (
+    Phone,
+    SaleBuyer,
+    SaleBuyerAddress,
+    SaleRecipient,
+    SaleRefund,
+    SubscriptionClient,
+)
+
+DOCUMENTS, EMAILS, PHONES, NAMES, ADDRESSES = "documents", "emails", "phones", "names", "addresses"
+GROUPS: tuple[str, ...] = (DOCUMENTS, EMAILS, PHONES, NAMES, ADDRESSES)
+# The groups that identify a person (what `forget` is given and matches on).
+IDENTIFYING: tuple[str, ...] = (EMAILS, DOCUMENTS)
+
+_STREET = {"street": ADDRESSES, "number": ADDRESSES, "complement": ADDRESSES, "zipCode": ADDRESSES}
+# Per model: field -> group; a dotted key reaches into a shared model (`IdName`) whose other uses are
+# not personal (a product's name). City, state and country stay: they are what the marts group by.
+PERSONAL: dict[type[BaseModel], dict[str, str]] = {
+    SaleBuyer: {
+        "name": NAMES, "email": EMAILS, "document": DOCUMENTS,
+        "phone": PHONES, "phone2": PHONES, "phone3": PHONES,
+    },
+    SaleBuyerAddress: {**_STREET, "neighborhood": ADDRESSES},
+    SaleRecipient: {"name": NAMES, "email": EMAILS, "document": DOCUMENTS, "phone": PHONES},
+    SaleParty: {"name": NAMES, "email": EMAILS},
+    SaleRefund: {"requesterName": NAMES},
+    Sale: {"affiliate.name": NAMES},
+    SubscriptionClient: {"name": NAMES, "email": EMAILS},
+    Phone: {"number": PHONES},
+    FiscalDocumentClient: {
+        "name": NAMES, "email": EMAILS, "document": DOCUMENTS,
+        "cellphone": PHONES, "telephone": PHONES, "telephone2": PHONES,
+    },
+    ClientAddress: {**_STREET, "neighborhood": ADDRESSES},
+    FiscalDocumentDestination: {
+        "companyName": NAMES, "taxId": DOCUMENTS, "email": EMAILS,
+        "tel": PHONES, "tel2": PHONES, "cell": PHONES,
+    },
+    DestinationAddress: {**_STREET, "district": ADDRESSES},
+    FiscalDocumentSource: {
+        "companyName": NAMES, "document": DOCUMENTS, "email": EMAILS,
+        "tel": PHONES, "tel2": PHONES, "cell": PHONES,
+    },
+    SourceAddress: {**_STREET, "district": ADDRESSES},
+    Attendee: {
+        "name": NAMES, "email": EMAILS, "document": DOCUMENTS, "phone": PHONES,
+        "invoiceCustomerName": NAMES, "invoiceCustomerEmail": EMAILS, "invoiceCustomerDocument": DOCUMENTS,
+    },
+    ManualAttendee: {"name": NAMES, "email": EMAILS, "document": DOCUMENTS, "phoneNumber": PHONES},
+    Partner: {"name": NAMES, "email": EMAILS},
+    Affiliation: {"customer.name": NAMES},
+    PostMember: {"email": EMAILS},
+    CommunityMember: {"name": NAMES, "email": EMAILS},
+    LessonComment: {"author": NAMES},
+}  # fmt: skip
+
+# Two people at one level of a record: an attendee, and the customer of the invoice that paid the ticket.
+APART: dict[type[BaseModel], tuple[frozenset[str], ...]] = {
+    Attendee: (frozenset({"invoiceCustomerName", "invoiceCustomerEmail", "invoiceCustomerDocument"}),),
+}
+
+_NAMING = NamingConvention()
+
+
+@dataclass(frozen=True)
+class RecordPlan:
+    """The personal fields of one object level (API keys -> group), its nested objects and its lists of
+    objects. Built from a model by `plan_for`; empty levels are left out."""
+
+    fields: Mapping[str, str]
+    nested: Mapping[str, RecordPlan] = field(default_factory=dict)
+    lists: Mapping[str, RecordPlan] = field(default_factory=dict)
+    apart: tuple[frozenset[str], ...] = ()  # fields of other people at this level (`APART`)
+
+    def __bool__(self) -> bool:
+        return bool(self.fields or self.nested or self.lists)
+
+    @cached_property
+    def identified(self) -> bool:
+        """Whether this level or a nested one holds an email or a document (`has_identity`)."""
+        return has_identity(self)
+
+    @cached_property
+    def people(self) -> list[dict[str, str]]:
+        """The level's fields by person: the level's own person first, then those `apart`."""
+        others = frozenset().union(*self.apart)
+        people = [{key: group for key, group in self.fields.items() if key not in others}]
+        people += [{key: group for key, group in self.fields.items() if key in keys} for keys in self.apart]
+        return [person for person in people if person]
+
+
+@cache
+def plan_for(model: type[BaseModel]) -> RecordPlan:
+    """How to walk a record of `model` to each of its personal fields."""
+    return _plan(model, PERSONAL.get(model, {}))
+
+
+def _plan(model: type[BaseModel], declared: Mapping[str, str]) -> RecordPlan:
+    fields = {key: group for key, group in declared.items() if "." not in key}
+    nested: dict[str, RecordPlan] = {}
+    lists: dict[str, RecordPlan] = {}
+    for key, info in model.model_fields.items():
+        tp, _ = unwrap_optional(info.annotation)
+        deeper = {k.split(".", 1)[1]: g for k, g in declared.items() if k.startswith(f"{key}.")}
+        if get_origin(tp) is list:
+            (item,) = get_args(tp)
+            if _is_model(item) and (child := plan_for(item)):
+                lists[key] = child
+        elif _is_model(tp):
+            child = _plan(tp, {**PERSONAL.get(tp, {}), **deeper}) if deeper else plan_for(tp)
+            if child:
+                nested[key] = child
+    return RecordPlan(fields, nested, lists, APART.get(model, ()))
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+@dataclass(frozen=True)
+class PersonColumns:
+    """One person's columns in one warehouse table: dlt column name -> group."""
+
+    table: str
+    columns: Mapping[str, str]
+
+    def identifying(self) -> dict[str, str]:
+        return {column: group for column, group in self.columns.items() if group in IDENTIFYING}
+
+
+def personal_columns(model: type[BaseModel], table: str) -> list[PersonColumns]:
+    """Every person of the model's records as the warehouse holds them: the root table `table` with
+    nested objects flattened (`buyer__email`), lists as child tables (`sales__affiliates`)."""
+    return list(_persons(plan_for(model), table, ()))
+
+
+def _persons(plan: RecordPlan, table: str, prefix: tuple[str, ...]) -> Iterator[PersonColumns]:
+    people = plan.people or [{}]
+    own = {_column(prefix, key): group for key, group in people[0].items()}
+    # A person's address is part of that person (`buyer.address.street` goes with `buyer.email`).
+    pending = [(prefix, plan)]
+    for key, child in plan.nested.items():
+        if not has_identity(child):
+            own.update(_flattened(child, (*prefix, _NAMING.normalize_path(key))))
+        else:
+            pending.append(((*prefix, _NAMING.normalize_path(key)), child))
+    if own:
+        yield PersonColumns(table, own)
+    for other in people[1:]:
+        yield PersonColumns(table, {_column(prefix, key): group for key, group in other.items()})
+    for nested_prefix, child in pending[1:]:
+        yield from _persons(child, table, nested_prefix)
+    for key, child in plan.lists.items():
+        child_table = _NAMING.shorten_fragments(table, *prefix, _NAMING.normalize_tables_path(key))
+        yield from _persons(child, child_table, ())
+
+
+def has_identity(plan: RecordPlan) -> bool:
+    return any(group in IDENTIFYING for group in plan.fields.values()) or any(
+        has_identity(child) for child in plan.nested.values()
+    )
+
+
+def _flattened(plan: RecordPlan, prefix: tuple[str, ...]) -> dict[str, str]:
+    columns = {_column(prefix, key): group for key, group in plan.fields.items()}
+    for key, child in plan.nested.items():
+        columns.update(_flattened(child, (*prefix, _NAMING.normalize_path(key))))
+    return columns
+
+
+def _column(prefix: tuple[str, ...], key: str) -> str:
+    return _NAMING.shorten_fragments(*prefix, _NAMING.normalize_path(key))
+
+
+# JSON no model describes (webhook deliveries, quarantined records): personal keys by name.
+_KEY_GROUPS: dict[str, str] = {
+    key.lower(): group
+    for fields in PERSONAL.values()
+    for key, group in fields.items()
+    if "." not in key and group != ADDRESSES and key != "number"
+}
+
+
+def group_of_key(key: str, in_address: bool = False) -> str | None:
+    """The group of a JSON key where no model says: the declared field names (`email`, `taxId`,
+    `invoiceCustomerDocument`...), any key naming an email, a phone or a CPF (`learnerEmail`), and the
+    street-level keys of an object under an `address` key."""
+    lower = key.lower()
+    if in_address:
+        return ADDRESSES if lower in {"street", "number", "complement", "zipcode", "zip", "neighborhood",
+                                      "district"} else None  # fmt: skip
+    if lower in _KEY_GROUPS:
+        return _KEY_GROUPS[lower]
+    if "email" in lower:
+        return EMAILS
+    if "phone" in lower:
+        return PHONES
+    if "cpf" in lower or lower.endswith("document"):
+        return DOCUMENTS
+    if lower.endswith("customername") or lower.endswith("buyername") or lower.endswith("learnername"):
+        return NAMES
+    return None
+
+
+# The models of each table the source loads, for `forget` and the checks: stream name -> model.
+def stream_models() -> dict[str, type[BaseModel]]:
+    from sources.platform.resources import STREAMS
+
+    return {name: stream.model for name, stream in STREAMS.items()}

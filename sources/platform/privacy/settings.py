@@ -1,0 +1,139 @@
+"""The privacy settings (`[sources.platform.privacy]`, the key in secrets) and the keyed hash.
+
+A pseudonym is `HMAC-SHA256(key, group + NUL + normalised value)`, the first 128 bits in hex: the same
+person has the same pseudonym in every table, join and run for as long as the key stays; without the key
+nobody can compute one from a CPF (11 digits: an unkeyed hash would be reversed by trying them all). The
+group is part of the message, so an email's pseudonym never equals a document's.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sources.platform.privacy.fields import ADDRESSES, DOCUMENTS, EMAILS, GROUPS, NAMES, PHONES
+from sources.platform_client.errors import ConfigurationError
+
+KEEP, HASH, BLOCK = "keep", "hash", "block"
+MODES = (KEEP, HASH, BLOCK)
+MIN_KEY_LENGTH = 16
+PSEUDONYM_HEX = 32
+CONFIG_HINT = "[sources.platform.privacy] in .dlt/config.toml"
+KEY_HINT = "privacy_key under [sources.platform] in .dlt/secrets.toml (or SOURCES__PLATFORM__PRIVACY_KEY)"
+
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
+_NOT_DIGIT = re.compile(r"[^0-9]")
+
+
+def normalise(group: str, value: str) -> str:
+    """The form two spellings of one value share: a CPF without punctuation, an email lowercased and
+    trimmed, a phone's digits, a name or an address with single spaces, case folded."""
+    if group == EMAILS:
+        return value.strip().lower()
+    if group == DOCUMENTS:
+        return _NOT_ALNUM.sub("", value).upper()
+    if group == PHONES:
+        return _NOT_DIGIT.sub("", value)
+    return " ".join(value.split()).casefold()
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    """What happens to each group (`keep`, `hash`, `block`) and the key, if one is set."""
+
+    modes: Mapping[str, str]
+    key: bytes | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether any value is changed on the way in."""
+        return any(mode != KEEP for mode in self.modes.values())
+
+    def mode(self, group: str) -> str:
+        return self.modes.get(group, KEEP)
+
+    def pseudonym(self, group: str, value: str) -> str:
+        """The keyed hash of the normalised value (requires the key)."""
+        if self.key is None:
+            raise ConfigurationError(f"privacy: a pseudonym needs {KEY_HINT}")
+        message = f"{group}\x00{normalise(group, value)}".encode()
+        return hmac.digest(self.key, message, "sha256").hex()[:PSEUDONYM_HEX]
+
+    def key_id(self) -> str | None:
+        """Names the key without revealing it (recorded with the data: a changed key is noticed)."""
+        if self.key is None:
+            return None
+        return hmac.digest(self.key, b"platform-sync key id", "sha256").hex()[:12]
+
+    def record(self) -> dict[str, Any]:
+        """What is recorded with the data: each group's mode and, where something is hashed, the key id."""
+        hashed = any(mode == HASH for mode in self.modes.values())
+        return {
+            "modes": {group: self.mode(group) for group in GROUPS},
+            "key_id": self.key_id() if hashed else None,
+        }
+
+
+OFF = PrivacySettings({group: KEEP for group in GROUPS})
+
+
+def parse_privacy(privacy: Mapping[str, Any] | None, key: Any) -> PrivacySettings:
+    """The settings from config (`group = "keep" | "hash" | "block"`) and the key from secrets; one clear
+    line (`ConfigurationError`, exit status 2) for an unknown group or mode, or `hash` without a key."""
+    if privacy is None:
+        privacy = {}
+    if not isinstance(privacy, Mapping):
+        raise ConfigurationError(f'{CONFIG_HINT} must be a table such as emails = "hash"')
+    modes: dict[str, str] = {}
+    for group, mode in privacy.items():
+        if group not in GROUPS:
+            raise ConfigurationError(
+                f"unknown privacy group {group!r} in {CONFIG_HINT}; the groups are: {', '.join(GROUPS)}"
+            )
+        if mode not in MODES:
+            raise ConfigurationError(
+                f"privacy {group} = {mode!r} in {CONFIG_HINT}: the choices are {', '.join(MODES)}"
+            )
+        modes[group] = str(mode)
+    text = None if key is None else str(key)
+    if text is not None and len(text) < MIN_KEY_LENGTH:
+        raise ConfigurationError(
+            f"the privacy key is shorter than {MIN_KEY_LENGTH} characters: set a longer {KEY_HINT}, "
+            "e.g. the output of `python -c 'import secrets; print(secrets.token_hex(32))'`"
+        )
+    if text is None and HASH in modes.values():
+        hashed = ", ".join(group for group, mode in modes.items() if mode == HASH)
+        raise ConfigurationError(f"privacy: {hashed} = hash needs {KEY_HINT}")
+    return PrivacySettings(
+        {group: modes.get(group, KEEP) for group in GROUPS}, text.encode() if text else None
+    )
+
+
+def configured_privacy() -> PrivacySettings:
+    """The settings as the sync would resolve them, for the commands outside the source (`forget`, the
+    webhook loader, the attendee import)."""
+    import dlt
+
+    privacy: Any = dlt.config.get("sources.platform.privacy", expected_type=dict)
+    key: Any = dlt.secrets.get("sources.platform.privacy_key")
+    return parse_privacy(privacy, key)
+
+
+__all__ = [
+    "ADDRESSES",
+    "BLOCK",
+    "DOCUMENTS",
+    "EMAILS",
+    "HASH",
+    "KEEP",
+    "NAMES",
+    "OFF",
+    "PHONES",
+    "PrivacySettings",
+    "configured_privacy",
+    "normalise",
+    "parse_privacy",
+]

@@ -1,0 +1,211 @@
+"""The privacy settings, the keyed hash and the hook on rows, Arrow tables and free JSON (no sandbox)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+import pyarrow as pa
+import pytest
+
+from sources.platform.models import FiscalDocument, Sale
+from sources.platform.privacy import OFF, PrivacySettings, Scrubber, parse_privacy, personal_columns
+from sources.platform.privacy.fields import group_of_key
+from sources.platform_client.errors import ConfigurationError
+
+KEY = "k3y-for-tests-0123456789"
+ON = parse_privacy({"emails": "hash", "documents": "hash", "phones": "block"}, KEY)
+
+
+def expected(group: str, normalised: str) -> str:
+    return hmac.new(KEY.encode(), f"{group}\x00{normalised}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def test_the_pseudonym_is_the_keyed_hash_of_the_normalised_value() -> None:
+    assert ON.pseudonym("documents", "123.456.789-09") == expected("documents", "12345678909")
+    assert ON.pseudonym("documents", "12345678909") == expected("documents", "12345678909")
+    assert ON.pseudonym("emails", "  Ana.Lima@Example.COM ") == expected("emails", "ana.lima@example.com")
+    assert ON.pseudonym("phones", "+55 (11) 98765-4321") == expected("phones", "5511987654321")
+    # the group is part of the message: a value in two groups gets two pseudonyms
+    assert ON.pseudonym("phones", "12345678909") != ON.pseudonym("documents", "12345678909")
+    other = parse_privacy({"emails": "hash"}, "another-key-0123456789")
+    assert other.pseudonym("emails", "ana@example.com") != ON.pseudonym("emails", "ana@example.com")
+
+
+@pytest.mark.parametrize(
+    ("privacy", "key", "message"),
+    [
+        pytest.param({"email": "hash"}, KEY, "unknown privacy group 'email'", id="group"),
+        pytest.param({"emails": "sha256"}, KEY, "privacy emails = 'sha256'", id="mode"),
+        pytest.param({"emails": "hash"}, None, "privacy: emails = hash needs privacy_key", id="no-key"),
+        pytest.param({"emails": "hash"}, "k9x2", "shorter than 16 characters", id="short-key"),
+        pytest.param("emails", KEY, "must be a table", id="not-a-table"),
+    ],
+)
+def test_bad_settings_are_one_clear_line(privacy: object, key: str | None, message: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        parse_privacy(privacy, key)  # type: ignore[arg-type]
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+    if key:
+        assert key not in str(raised.value)
+
+
+def test_the_record_names_modes_and_key_id_never_the_key() -> None:
+    record = ON.record()
+    assert record["modes"] == {
+        "documents": "hash",
+        "emails": "hash",
+        "phones": "block",
+        "names": "keep",
+        "addresses": "keep",
+    }
+    assert record["key_id"] == ON.key_id() and len(record["key_id"]) == 12
+    assert KEY not in json.dumps(record)
+    assert OFF.record() == {"modes": dict.fromkeys(record["modes"], "keep"), "key_id": None}
+
+
+def test_the_warehouse_columns_of_a_sale_buyer() -> None:
+    persons = {tuple(sorted(p.columns)): p.table for p in personal_columns(Sale, "sales")}
+    buyer = next(cols for cols in persons if "buyer__email" in cols)
+    assert buyer == tuple(
+        sorted(
+            [
+                "buyer__name",
+                "buyer__email",
+                "buyer__document",
+                "buyer__phone",
+                "buyer__phone2",
+                "buyer__phone3",
+                "buyer__address__street",
+                "buyer__address__number",
+                "buyer__address__complement",
+                "buyer__address__zip_code",
+                "buyer__address__neighborhood",
+            ]
+        )
+    )
+    assert persons[("email", "name")] in {"sales__affiliates", "sales__partners"}
+    tables = {p.table for p in personal_columns(Sale, "sales")}
+    assert tables == {"sales", "sales__affiliates", "sales__partners"}
+
+
+def _sale() -> dict:
+    return {
+        "id": "1",
+        "product": {"id": "p", "name": "Curso de Python"},
+        "total": {"value": 10, "currency": "BRL"},
+        "buyer": {
+            "name": "Ana Lima",
+            "email": "Ana@Example.com",
+            "document": "123.456.789-09",
+            "phone": "5511987654321",
+            "address": {"street": "Rua A", "city": "Recife", "zipCode": "50000000"},
+        },
+        "affiliates": [{"name": "Bia", "email": "bia@example.com", "netGain": {"value": 1}}],
+        "refund": {"requesterName": "Ana Lima", "value": {"value": 10}},
+    }
+
+
+def test_a_row_is_changed_as_each_group_says() -> None:
+    row = _sale()
+    Scrubber(ON).mapper(Sale, "sales")(row, None)
+    assert row["buyer"] == {
+        "name": "Ana Lima",
+        "email": expected("emails", "ana@example.com"),
+        "document": expected("documents", "12345678909"),
+        "phone": None,
+        "address": {"street": "Rua A", "city": "Recife", "zipCode": "50000000"},
+    }
+    assert row["affiliates"][0] == {
+        "name": "Bia",
+        "email": expected("emails", "bia@example.com"),
+        "netGain": {"value": 1},
+    }
+    assert row["product"] == {"id": "p", "name": "Curso de Python"}  # a product's name is not a person's
+
+
+def test_a_forgotten_person_is_blanked_in_rows_and_tables_and_counted() -> None:
+    forgotten = {"emails": frozenset({expected("emails", "ana@example.com")}), "documents": frozenset()}
+    scrubber = Scrubber(parse_privacy({}, KEY), lambda: forgotten)
+    assert scrubber.changes_anything()
+    row = _sale()
+    scrubber.mapper(Sale, "sales")(row, None)
+    assert row["buyer"] == {
+        "name": None,
+        "email": None,
+        "document": None,
+        "phone": None,
+        "address": {"street": None, "city": "Recife", "zipCode": None},
+    }
+    assert row["refund"] == {"requesterName": None, "value": {"value": 10}}  # names nobody: goes with her
+    assert row["affiliates"][0]["email"] == "bia@example.com"  # keep: another person, untouched
+    assert row["total"] == {"value": 10, "currency": "BRL"}
+    table = pa.table(
+        {
+            "client__email": ["ana@example.com", "ANA@example.com", "carl@example.com"],
+            "client__name": ["Ana", "Ana L", "Carl"],
+            "base_value__value": [1.0, 2.0, 3.0],
+        }
+    )
+    out = scrubber.mapper(FiscalDocument, "fiscal_documents")(table, None)
+    assert out.to_pydict() == {
+        "client__email": [None, None, "carl@example.com"],
+        "client__name": [None, None, "Carl"],
+        "base_value__value": [1.0, 2.0, 3.0],
+    }
+    assert scrubber.reforgotten == 3
+
+
+def test_an_arrow_table_is_hashed_by_distinct_values_and_blocked_as_nulls() -> None:
+    table = pa.table(
+        {
+            "client__email": ["a@x.com", None, "A@X.com"],
+            "client__cellphone": ["5511987654321", "1", None],
+            "id": ["1", "2", "3"],
+        }
+    )
+    out = Scrubber(ON).mapper(FiscalDocument, "fiscal_documents")(table, None)
+    assert out.schema == table.schema
+    assert out.to_pydict() == {
+        "client__email": [expected("emails", "a@x.com"), None, expected("emails", "a@x.com")],
+        "client__cellphone": [None, None, None],
+        "id": ["1", "2", "3"],
+    }
+
+
+def test_free_json_by_key_name_and_the_quarantine_and_departure_rows() -> None:
+    scrubber = Scrubber(ON)
+    data = {"producerId": "1", "email": "A@x.com", "name": "Ana", "learnerEmail": "b@x.com", "invoiceId": "9"}
+    assert scrubber.json(data) == {
+        "producerId": "1",
+        "email": expected("emails", "a@x.com"),
+        "name": "Ana",
+        "learnerEmail": expected("emails", "b@x.com"),
+        "invoiceId": "9",
+    }
+    assert group_of_key("invoiceCustomerDocument") == "documents"
+    assert group_of_key("productName") is None
+    mapper = scrubber.mapper(Sale, "sales")
+
+    class Meta:
+        table_name = "_platform_quarantine"
+
+    quarantined = {"resource": "sales", "raw_json": json.dumps({"buyer": {"email": "a@x.com", "phone": "1"}})}
+    mapper(quarantined, Meta())
+    assert json.loads(quarantined["raw_json"]) == {
+        "buyer": {"email": expected("emails", "a@x.com"), "phone": None}
+    }
+    Meta.table_name = "_platform_departures"
+    departure = {"field_path": "buyer.cpf", "kind": "unlisted_field", "values": [{"value": "123.456.789-09"}]}
+    mapper(departure, Meta())
+    assert departure["values"] == [{"value": expected("documents", "12345678909")}]
+
+
+def test_nothing_changes_without_settings_and_the_destination_is_not_asked() -> None:
+    asked = []
+    scrubber = Scrubber(OFF, lambda: asked.append(1) or {})  # type: ignore[func-returns-value]
+    assert not scrubber.changes_anything()
+    assert asked == []
+    assert isinstance(PrivacySettings({}).mode("emails"), str)
