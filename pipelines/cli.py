@@ -21,17 +21,20 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.extras import require_extra
 from pipelines.lock import LockHeld, run_lock
 from pipelines.output import configure_logging, print_json, say
 from pipelines.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
+    PIPELINE_NAME,
     SyncResult,
     check_resource_names,
     make_pipeline,
     sync,
 )
 from pipelines.preflight import check_destination_config, check_destination_name
+from pipelines.process_settings import apply_process_settings
 from pipelines.progress import progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_summary
@@ -55,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the process's logging (our messages and --log-format json would vanish): off unless asked for.
     os.environ.setdefault("PROVIDERS__ENABLE_AIRFLOW_SECRETS", "false")
     configure_logging(options.verbose, options.log_format)
+    apply_process_settings()  # allocator and fork settings: this process is ours (never on import)
     try:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
@@ -182,8 +186,8 @@ def _run_sync(options: argparse.Namespace) -> int:
     progress = (
         None if options.no_progress else progress_for(options.log_format, interval=options.progress_interval)
     )
+    check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
     pipeline = make_pipeline(options.destination, options.dataset, progress=progress or False)
-    check_destination_config(pipeline)
     started_at = run_started_at()
     with run_lock(pipeline, "write", command="platform-sync sync"):
         try:
@@ -254,8 +258,8 @@ def _run_models(options: argparse.Namespace) -> int:
     from pipelines.output import is_json
 
     check_destination_name(options.destination)
+    check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
     pipeline = make_pipeline(options.destination, options.dataset)
-    check_destination_config(pipeline)
     with run_lock(pipeline, "read", command="platform-sync models"):
         try:
             tables = require_raw_tables(pipeline)
@@ -293,6 +297,7 @@ def _run_demo(options: argparse.Namespace) -> int:
 
 
 def _run_dashboard(options: argparse.Namespace) -> int:
+    require_extra("dashboard", "platform-sync dashboard")
     from dashboard import serve
 
     serve(make_pipeline(options.destination, options.dataset), host=options.host, port=options.port)

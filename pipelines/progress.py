@@ -20,9 +20,9 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
-from dlt.common.runtime.collector import Collector
+from dlt.common.runtime.collector import NullCollector
 
 from sources.platform.report import RunReport
 from sources.platform.resources import STREAMS
@@ -53,14 +53,17 @@ class ResourceLine:
         return "".join(parts)
 
 
-class SyncProgress(Collector):
-    """dlt's extract reports rows per table here; a thread prints the resources' lines on a schedule."""
+class SyncProgress(NullCollector):
+    """dlt's extract reports rows per table here; a thread prints the resources' lines on a schedule.
+
+    Built on dlt's public collector hooks only (`update`, `on_start_trace_step`): the null collector's
+    own start and stop do nothing, as nothing is drawn per step."""
 
     def __init__(self, style: Style, out: TextIO = sys.stderr, interval: float = 60.0) -> None:
         self.style = style
         self.out = out
         self.interval = LIVE_REFRESH_SECONDS if style == "live" else interval
-        self.step = ""
+        self.phase = ""
         self._rows: dict[str, int] = {}
         self._report: RunReport | None = None
         self._lock = threading.Lock()
@@ -87,24 +90,22 @@ class SyncProgress(Collector):
                 self._rows[name] = self._rows.get(name, 0) + inc
 
     def _extracting(self) -> bool:
-        return self.step == "extract"
+        return self.phase == "extract"
 
     def below_log_lines(self) -> None:
         """A log line was written under the live block: draw the next block below it, not over it."""
         self._drawn = 0
 
-    def _start(self, step: str) -> None:
+    def on_start_trace_step(self, trace: Any, step: Any, pipeline: Any) -> None:
+        """dlt's public hook at the start of each step ("extract", "normalize", "load")."""
         if self.style == "live":
             _keep_logs_visible(self)
-        # dlt names steps "Extract platform", "Normalize platform in <load id>", ...: keep the verb
-        self.step = step.split(" ", 1)[0].lower()
+        self.phase = str(step)
         if self._thread is None:
             self._started = time.monotonic()
             self._thread = threading.Thread(target=self._run, name="platform-sync-progress", daemon=True)
             self._thread.start()
-
-    def _stop(self) -> None:
-        """A step ended; the display keeps running until `close`."""
+        super().on_start_trace_step(trace, step, pipeline)
 
     def close(self) -> None:
         """Stop the display after one last report."""
@@ -152,7 +153,7 @@ class SyncProgress(Collector):
                     "time": stamp,
                     "level": "info",
                     "event": "progress",
-                    "step": self.step,
+                    "step": self.phase,
                     "resource": line.resource,
                     "rows": line.rows,
                     "requests": line.requests,
@@ -167,7 +168,7 @@ class SyncProgress(Collector):
     def _draw(self, lines: list[ResourceLine]) -> None:
         # Move up over the previous block and rewrite it; \x1b[K clears what a longer line left.
         text = "".join(f"\x1b[K{line.text()}\n" for line in lines)
-        header = f"\x1b[K{self.step or 'starting'} {_duration(time.monotonic() - self._started)}\n"
+        header = f"\x1b[K{self.phase or 'starting'} {_duration(time.monotonic() - self._started)}\n"
         up = f"\x1b[{self._drawn}F" if self._drawn else ""
         self.out.write(up + header + text)
         self.out.flush()

@@ -138,9 +138,9 @@ def test_live_block_is_drawn_below_a_log_line_not_over_it():
         report.count_requests_with(lambda: {"list_transfers": 2})
         display = SyncProgress("live", screen)
         display.watch(report)
-        display.step = "extract"
+        display.phase = "extract"
         display._stop_event.set()  # no ticker thread: the test draws by hand
-        display._start("Extract platform")
+        display.on_start_trace_step(None, "extract", None)
         display.update("transfers", 24)
         display.report()
         display.report()
