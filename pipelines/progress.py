@@ -161,9 +161,15 @@ class SyncProgress(NullCollector):
                 if line.done_of:
                     record["done"], record["total"] = line.done_of
                     record["eta_seconds"] = None if line.eta_seconds is None else round(line.eta_seconds)
-                print(json.dumps(record), file=self.out, flush=True)
+                self._write_line(json.dumps(record))
             else:
-                print(f"{stamp} progress {line.text().strip()}", file=self.out, flush=True)
+                self._write_line(f"{stamp} progress {line.text().strip()}")
+
+    def _write_line(self, text: str) -> None:
+        # One write: `print` writes the text and its newline apart, and a log line written by another
+        # thread in between would join this one (two JSON objects on one line).
+        self.out.write(text + "\n")
+        self.out.flush()
 
     def _draw(self, lines: list[ResourceLine]) -> None:
         # Move up over the previous block and rewrite it; \x1b[K clears what a longer line left.
