@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import logging
 import sys
 import time
@@ -75,7 +76,10 @@ def make_pipeline(
     if isinstance(progress, Collector):
         display = progress
     else:
-        display = dlt.progress.log(log_period=5, logger=sys.stderr) if progress else None
+        # memory figures need psutil, which the lean install (`pip install platform-sync`) leaves out
+        stats = importlib.util.find_spec("psutil") is not None
+        log = dlt.progress.log(log_period=5, logger=sys.stderr, dump_system_stats=stats)
+        display = log if progress else None
     options: dict[str, Any] = {
         "pipelines_dir": str(pipelines_dir or working_folder(destination, dataset_name)),
         "progress": releasing_memory(display),
