@@ -15,11 +15,13 @@ Upgrading from a version that kept the working folder in `./.dlt/pipelines` of t
 that folder is moved to the new place the first time a command runs there for the same destination and
 dataset, with a line saying so; it is never deleted, and a legacy folder that cannot be moved (the new
 place is taken, another destination) is left where it is, with a warning naming both.
+`PLATFORM_SYNC_KEEP_LEGACY_FOLDER=1` turns the move off (the test suite sets it).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,9 @@ from dlt.common.pipeline import get_dlt_pipelines_dir
 logger = logging.getLogger("platform_sync.pipeline")
 
 LEGACY_PIPELINES_DIR = Path(".dlt") / "pipelines"
+# Set (to anything but empty) to leave `./.dlt/pipelines` alone: the test suite sets it, so that a test
+# run from a checkout never moves that checkout's own working folder into a temporary one.
+KEEP_LEGACY_ENV = "PLATFORM_SYNC_KEEP_LEGACY_FOLDER"
 
 
 def dlt_pipelines_dir() -> Path:
@@ -52,7 +57,10 @@ def pipelines_dir_for(
 
 def adopt_legacy_folder(pipeline_name: str, pipelines_dir: Path, destination: str, dataset: str) -> None:
     """Move `./.dlt/pipelines/<pipeline_name>` (where versions before issue 28 kept it) to `pipelines_dir`
-    when it belongs to this destination and dataset and the new place is free; else warn and leave it."""
+    when it belongs to this destination and dataset and the new place is free; else warn and leave it.
+    Nothing is done when `PLATFORM_SYNC_KEEP_LEGACY_FOLDER` is set."""
+    if os.environ.get(KEEP_LEGACY_ENV):
+        return
     legacy = Path.cwd() / LEGACY_PIPELINES_DIR
     old = legacy / pipeline_name
     new = pipelines_dir / pipeline_name

@@ -18,6 +18,9 @@ import pytest
 _SESSION_DATA_DIR = tempfile.mkdtemp(prefix="platform-sync-tests-dlt-")
 os.environ["DLT_DATA_DIR"] = _SESSION_DATA_DIR
 os.environ.pop("PIPELINES_DIR", None)
+# A command run from the checkout (cwd=PROJECT_ROOT) must not move the checkout's own ./.dlt/pipelines
+# (pipelines/working_folder.py); tests/ops/test_working_folder.py clears it to test the move.
+os.environ["PLATFORM_SYNC_KEEP_LEGACY_FOLDER"] = "1"
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(folder)
     monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(folder / "warehouse.duckdb"))
     monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "dlt-data"))
+    monkeypatch.delenv("PLATFORM_SYNC_KEEP_LEGACY_FOLDER")  # the suite's guard (tests/conftest.py)
     return folder
 
 
@@ -86,6 +87,16 @@ def test_an_earlier_versions_working_folder_is_moved_with_its_state(tmp_path: Pa
     after = files(moved)
     assert {name: after[name] for name in before} == before  # every file, byte for byte
     assert pipeline.last_trace is not None and "products" in pipeline.default_schema.tables
+
+
+def test_the_suites_guard_keeps_the_legacy_folder(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    legacy = Path(_legacy_pipeline(project, DATASET_NAME).working_dir)
+    monkeypatch.setenv("PLATFORM_SYNC_KEEP_LEGACY_FOLDER", "1")
+    before = files(legacy)
+    assert Path(make_pipeline().working_dir) == tmp_path / "dlt-data" / "pipelines" / PIPELINE_NAME
+    assert files(legacy) == before
 
 
 def test_an_earlier_working_folder_of_another_dataset_stays(tmp_path: Path, project: Path) -> None:
