@@ -1,26 +1,44 @@
 # platform-sync: `make demo` runs the whole job on the local sandbox, `make test` runs every check.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# The first of python3, python3.13, python3.12, python3.11 that is a Python the package supports (3.11 to
+# 3.13, pyproject.toml); `make PYTHON=/path/to/python ...` chooses another.
+PYTHON ?= $(shell for p in python3 python3.13 python3.12 python3.11; do \
+	$$p -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] < (3, 14))' 2>/dev/null \
+	&& command -v $$p && break; done)
 VENV := .venv
 BIN := $(VENV)/bin
+# `make test`'s environment: the package with every extra and the test tools (`dev`).
 STAMP := $(VENV)/.installed-stamp
+# `make demo`'s: the package and the dashboard the demo points to, nothing else (docs/install.md).
+DEMO_STAMP := $(VENV)/.demo-stamp
 
-.PHONY: install postgres-server browser demo sync models test lint typecheck sqllint unit bench cassettes clean
+.PHONY: install demo-install postgres-server browser demo sync models test lint typecheck sqllint unit matrix \
+	bench cassettes clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
+	@test -n "$(PYTHON)" || { echo "no Python 3.11, 3.12 or 3.13 found: make PYTHON=/path/to/python3.x"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Satisfied by the full environment when it is there and current; else the lean one.
+$(DEMO_STAMP): pyproject.toml $(VENV)/bin/python
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
+		$(BIN)/pip install --quiet -e '.[dashboard]' && touch $@; fi
+
 install: $(STAMP)
 
-demo: install  ## sandbox API -> DuckDB (platform_sync.duckdb) -> dbt models, with a summary
+demo-install: $(DEMO_STAMP)
+
+demo: demo-install  ## sandbox API -> DuckDB (platform_sync.duckdb) -> dbt models, with a summary
 	$(BIN)/platform-sync demo
 
-sync: install  ## the real API, with .dlt/config.toml and .dlt/secrets.toml
+sync: demo-install  ## the real API, with .dlt/config.toml and .dlt/secrets.toml
 	$(BIN)/platform-sync sync
 
-models: install
+models: demo-install
 	$(BIN)/platform-sync models
 
 lint: install
@@ -51,7 +69,12 @@ browser:
 unit: install postgres-server browser
 	$(BIN)/pytest -n 2 --dist loadgroup -q
 
-test: lint typecheck sqllint unit  ## lint, type checks, SQL lint and the whole test suite
+# The other Pythons and the lowest dlt of the declared range, each from a clean copy of the checkout:
+# install, the demo end to end and a fast part of the suite (.ci/matrix; CI_MATRIX=skip skips it).
+matrix:
+	@if [ "$(CI_MATRIX)" = "skip" ]; then echo "matrix skipped (CI_MATRIX=skip)"; else .ci/matrix; fi
+
+test: lint typecheck sqllint unit matrix  ## lint, type checks, SQL lint, the whole suite, the version matrix
 
 bench: install
 	$(BIN)/python -m bench

@@ -111,7 +111,9 @@ def run_ours(config: Mapping[str, Any]) -> dict[str, Any]:
     workdir = Path(config["workdir"])
     database = _duckdb_env(workdir, "ours")
     from pipelines.platform_pipeline import make_pipeline, sync
+    from pipelines.process_settings import apply_process_settings
 
+    apply_process_settings()  # as `platform-sync sync` does: the process is ours
     imported = time.perf_counter() - STARTED
     pipeline = make_pipeline(pipelines_dir=workdir / "pipelines")
     source_options = dict(config["source_options"])

@@ -30,6 +30,7 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.extras import require_extra
 from pipelines.forget import add_forget_command
 from pipelines.interrupt import (
     EXIT_STATUS,
@@ -45,12 +46,14 @@ from pipelines.output import configure_logging, is_json, print_json, say
 from pipelines.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
+    PIPELINE_NAME,
     SyncResult,
     check_resource_names,
     make_pipeline,
     sync,
 )
 from pipelines.preflight import check_destination_config, check_destination_name
+from pipelines.process_settings import apply_process_settings
 from pipelines.progress import SyncProgress, progress_for
 from pipelines.runs import outcome_rows, record_run, run_started_at
 from pipelines.summary import print_interrupted, print_summary
@@ -75,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("PROVIDERS__ENABLE_AIRFLOW_SECRETS", "false")
     configure_logging(options.verbose, options.log_format)
     quiet_dlt_logs(options.verbose)
+    apply_process_settings()  # allocator and fork settings: this process is ours (never on import)
     try:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
@@ -225,8 +229,8 @@ def _run_sync(options: argparse.Namespace) -> int:
     progress = progress_for(options.log_format, interval=options.progress_interval, quiet=options.no_progress)
     interruption = Interruption(on_signal=lambda signum: None)
     with stop_on_signals(interruption):
+        check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
         pipeline = make_pipeline(options.destination, options.dataset, progress=progress)
-        check_destination_config(pipeline)
         started_at = run_started_at()
         interruption.on_signal = lambda signum: _say_interrupted(pipeline, progress, started_at, signum)
         with run_lock(pipeline, "write", command="platform-sync sync") as release_locks:
@@ -291,14 +295,14 @@ def _say_interrupted(pipeline: Any, progress: SyncProgress, started_at: dt.datet
                 "event": "summary",
                 "exit_status": status,
                 "failure": "interrupted",
-                "step": progress.step,
+                "step": progress.phase,
                 "tables_loaded": tables,
                 "rows": {line.resource: line.rows for line in lines},
                 "requests": {line.resource: line.requests for line in lines},
             }
         )
     else:
-        print_interrupted(progress.step, progress.lines(), tables, status)
+        print_interrupted(progress.phase, progress.lines(), tables, status)
 
 
 def failure_lines(result: SyncResult, failure: str | None) -> list[str]:
@@ -332,8 +336,8 @@ def _run_models(options: argparse.Namespace) -> int:
     from pipelines.models import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
 
     check_destination_name(options.destination)
+    check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
     pipeline = make_pipeline(options.destination, options.dataset)
-    check_destination_config(pipeline)
     with run_lock(pipeline, "read", command="platform-sync models"):
         try:
             tables = require_raw_tables(pipeline)
@@ -371,6 +375,7 @@ def _run_demo(options: argparse.Namespace) -> int:
 
 
 def _run_dashboard(options: argparse.Namespace) -> int:
+    require_extra("dashboard", "platform-sync dashboard")
     from dashboard import PortInUse, serve
 
     try:

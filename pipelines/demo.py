@@ -95,7 +95,7 @@ def _say_interrupted(pipeline: Any, progress: SyncProgress, since: float, signum
     tables = tables_loaded_since(pipeline, since)
     print(interrupted_line(tables), file=sys.stderr)
     status = EXIT_STATUS.get(signal.Signals(signum), 128 + signum)
-    print_interrupted(progress.step, progress.lines(), tables, status)
+    print_interrupted(progress.phase, progress.lines(), tables, status)
 
 
 def _source_options(base_url: str, token: str, scopes: list[str], catalog: dict[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import Any
 import dlt
 
 from pipelines.lock import run_lock
-from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, make_pipeline
+from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
 from pipelines.preflight import check_destination_config, check_destination_name
 from pipelines.webhooks.loader import WEBHOOK_TABLE, companion_pipeline
 from pipelines.webhooks.store import DEFAULT_STORE, DeliveryStore
@@ -340,8 +340,8 @@ def run_forget(options: argparse.Namespace) -> int:
     check_destination_name(options.destination)
     settings = configured_privacy()
     person = wanted(settings, options.email, options.document)
+    check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
     pipeline = make_pipeline(options.destination, options.dataset)
-    check_destination_config(pipeline)
     result = forget(pipeline, settings, person, options.webhook_store)
     for table, rows in sorted(result.rows.items()):
         print(f"{table:50} {rows:>8,} rows blanked")

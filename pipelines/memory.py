@@ -18,8 +18,13 @@ Threads: glibc gives each thread that allocates while others do an arena of its 
 core, and an arena keeps its freed pages. The extract runs a dozen threads (dlt's pool, the HTTP
 client, Arrow): `limit_malloc_arenas` caps them at `MALLOC_ARENAS` for the process (bench/README.md).
 
-The hook is dlt's progress collector (`dlt.pipeline(progress=...)`), whose `on_start_trace_step` dlt
-calls at the start of every step; it wraps the progress display the user asked for, if any.
+The hook is dlt's progress collector (`dlt.pipeline(progress=...)`), whose public `on_start_trace_step`
+dlt calls at the start of every step; `releasing_memory` adds the release to the progress display the
+user asked for, if any.
+
+Process-wide settings (`use_system_arrow_pool`, `limit_malloc_arenas`) change the allocator of the
+whole process: only our command line applies them (`pipelines/process_settings.py`), never the source
+or the pipeline when a host such as Airflow or Dagster imports them.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from functools import cache
 from typing import Any
 
 import pyarrow as pa
-from dlt.common.runtime.collector import NULL_COLLECTOR, Collector
+from dlt.common.runtime.collector import Collector, NullCollector
 
 from pipelines.defaults import set_default
 
@@ -87,43 +92,28 @@ def use_system_arrow_pool() -> None:
         pa.set_memory_pool(pa.system_memory_pool())
 
 
-class ReleaseMemoryBetweenSteps(Collector):
-    """A progress collector that releases freed memory when the normalize and load steps start, and
-    otherwise does what `progress` (dlt's log collector, say) does."""
+class ReleaseMemoryBetweenSteps:
+    """The mark of a progress collector that releases freed memory when the normalize and load steps
+    start, then does what the collector does (`releasing_memory`)."""
 
-    def __init__(self, progress: Collector | None = None) -> None:
-        self.progress = progress or NULL_COLLECTOR
 
-    def update(
-        self,
-        name: str,
-        inc: int = 1,
-        total: int | None = None,
-        inc_total: int | None = None,
-        message: str | None = None,
-        label: str | None = None,
-    ) -> None:
-        self.progress.update(name, inc, total, inc_total, message, label)  # type: ignore[arg-type]
-
-    def _start(self, step: str) -> None:
-        self.progress.step = step
-        self.progress._start(step)
-
-    def _stop(self) -> None:
-        self.progress._stop()
-
-    def on_start_trace(self, trace: Any, step: Any, pipeline: Any) -> None:
-        self.progress.on_start_trace(trace, step, pipeline)
-
-    def on_start_trace_step(self, trace: Any, step: Any, pipeline: Any) -> None:
+@cache
+def _releasing_class(collector_class: type[Collector]) -> type[Collector]:
+    def on_start_trace_step(self: Collector, trace: Any, step: Any, pipeline: Any) -> None:
+        # the collector's public hook, which dlt calls at the start of every step
         if step in ("normalize", "load"):
             release_freed_memory()
-        self.progress.on_start_trace_step(trace, step, pipeline)
+        collector_class.on_start_trace_step(self, trace, step, pipeline)
 
-    def on_end_trace_step(
-        self, trace: Any, step: Any, pipeline: Any, step_info: Any, send_state: bool
-    ) -> None:
-        self.progress.on_end_trace_step(trace, step, pipeline, step_info, send_state)
+    name = f"Releasing{collector_class.__name__}"
+    hooks = {"on_start_trace_step": on_start_trace_step}
+    return type(name, (collector_class, ReleaseMemoryBetweenSteps), hooks)
 
-    def on_end_trace(self, trace: Any, pipeline: Any, send_state: bool) -> None:
-        self.progress.on_end_trace(trace, pipeline, send_state)
+
+def releasing_memory(progress: Collector | None) -> Collector:
+    """`progress` (dlt's log collector, our `SyncProgress`; None: dlt's null collector) as a collector
+    of a subclass with `ReleaseMemoryBetweenSteps` mixed in: the same object, still drawing what it drew,
+    no dlt method of it called or replaced by us."""
+    collector = progress if progress is not None else NullCollector()
+    collector.__class__ = _releasing_class(type(collector))
+    return collector

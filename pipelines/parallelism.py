@@ -3,9 +3,9 @@
 dlt normalizes in one process by default. Our flat tables reach normalize as parquet files that it only
 moves, but the rows of the resources with child tables (subscriptions, event attendees) are normalized
 one by one in Python: a large part of a sync (bench/README.md). dlt can hand the
-extracted files to a pool of processes (`normalize.workers`); the files are split between the workers by
-their work (`normalize_balance.py`), so the two large tables with child tables are normalized side by
-side.
+extracted files to a pool of processes (`normalize.workers`, dlt's public setting); dlt splits the files
+between the workers itself. (Until issue 28 a module of ours replaced dlt's split with one by work;
+it replaced private functions of dlt and is gone: docs/architecture.md, "What we rely on in dlt".)
 
 The extract writes one file per table. Starting a new file every N rows (`[sources.data_writer]
 file_max_items`) would let one large table be normalized by both workers, but it gains nothing in
@@ -21,7 +21,6 @@ import os
 import threading
 
 from pipelines.defaults import set_default
-from pipelines.normalize_balance import balance_normalize_workers
 from sources.platform.fastpath.lifeline import end_with_parent
 
 # Two tables dominate the step and dlt hands a worker whole files: a third worker would mostly idle,
@@ -35,10 +34,9 @@ def default_normalize_workers(cpu_count: int | None) -> int:
 
 
 def parallel_normalize() -> None:
-    """Default dlt's `normalize.workers` where it is not configured."""
+    """Default dlt's `normalize.workers` where it is not configured (dlt configuration only: nothing
+    else in the process changes)."""
     set_default("normalize.workers", default_normalize_workers(os.cpu_count()))
-    balance_normalize_workers()
-    workers_end_with_the_sync()
 
 
 _registered = threading.Lock()
@@ -49,8 +47,10 @@ _forking_thread_is_main = [False]  # set in the parent just before each fork; th
 def workers_end_with_the_sync() -> None:
     """dlt forks its normalize workers from the main thread: each forked child ends when this process
     ends, even by kill -9 or SIGTERM, instead of living on with the sync's stdout open
-    (`sources/platform/fastpath/lifeline.py`). Registered once per process. (From another thread dlt spawns
-    them instead; spawned workers are not tied to the sync here.)"""
+    (`sources/platform/fastpath/lifeline.py`). Registered once per process, and only by our command
+    line (`pipelines/process_settings.py`): an at-fork hook acts on every fork of the process, which in
+    a host such as an Airflow worker is not ours to change. (From another thread dlt spawns them
+    instead; spawned workers are not tied to the sync here.)"""
     with _registered:
         if not _REGISTERED:
             os.register_at_fork(before=_before_fork, after_in_child=_in_forked_child)

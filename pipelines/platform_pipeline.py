@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import logging
 import sys
 import time
@@ -20,15 +21,11 @@ from pipelines.coverage import sales_coverage, sales_verification
 from pipelines.deletions import deletion_time, mark_deletions
 from pipelines.load_failure import transactional_loads
 from pipelines.load_memory import run_within_memory
-from pipelines.memory import (
-    ReleaseMemoryBetweenSteps,
-    bound_writer_buffers,
-    limit_malloc_arenas,
-    use_system_arrow_pool,
-)
+from pipelines.memory import bound_writer_buffers, releasing_memory
 from pipelines.parallelism import parallel_normalize
 from pipelines.privacy_guard import check_privacy
 from pipelines.progress import SyncProgress
+from pipelines.working_folder import adopt_legacy_folder, pipelines_dir_for
 from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
 from sources.platform.freshness import table_freshness
@@ -76,9 +73,9 @@ def make_pipeline(
     pipelines_dir: str | Path | None = None,
     progress: bool | Collector = False,
 ) -> dlt.Pipeline:
-    """The pipeline, with its working folder (state, schemas, pending packages) in `.dlt/pipelines` of the
-    folder it runs from, next to the data: dlt's default is one folder per user, shared by every checkout,
-    where a second project would pick up the first one's incremental state and DuckDB file.
+    """The pipeline, with its working folder where dlt keeps pipelines (`pipelines_dir`, `DLT_DATA_DIR`,
+    `~/.dlt/pipelines`: `pipelines/working_folder.py`), one per destination and dataset; a working
+    folder that an earlier version kept in `./.dlt/pipelines` is moved there first.
 
     With DuckDB and no credentials configured, dlt names the file after the pipeline:
     `platform_sync.duckdb` in the folder the pipeline was first run from.
@@ -89,13 +86,24 @@ def make_pipeline(
     if isinstance(progress, Collector):
         display = progress
     else:
-        display = dlt.progress.log(log_period=5, logger=sys.stderr) if progress else None
+        # memory figures need psutil, which the lean install (`pip install platform-sync`) leaves out
+        stats = importlib.util.find_spec("psutil") is not None
+        log = dlt.progress.log(log_period=5, logger=sys.stderr, dump_system_stats=stats)
+        display = log if progress else None
     options: dict[str, Any] = {
-        "pipelines_dir": str(pipelines_dir or Path.cwd() / ".dlt" / "pipelines"),
-        "progress": ReleaseMemoryBetweenSteps(display),
+        "pipelines_dir": str(pipelines_dir or working_folder(destination, dataset_name)),
+        "progress": releasing_memory(display),
     }
     target: Any = _bounded_duckdb() if destination == "duckdb" else destination
     return dlt.pipeline(pipeline_name=PIPELINE_NAME, destination=target, dataset_name=dataset_name, **options)
+
+
+def working_folder(destination: str = DEFAULT_DESTINATION, dataset_name: str = DATASET_NAME) -> Path:
+    """The `pipelines_dir` of the pipeline into `destination`/`dataset_name`, with an earlier version's
+    `./.dlt/pipelines` working folder moved into it (`pipelines/working_folder.py`)."""
+    folder = pipelines_dir_for(PIPELINE_NAME, destination, dataset_name, (DEFAULT_DESTINATION, DATASET_NAME))
+    adopt_legacy_folder(PIPELINE_NAME, folder, destination, dataset_name)
+    return folder
 
 
 def _bounded_duckdb() -> Any:
@@ -136,7 +144,7 @@ def sync(
     """Extract, normalize and load the selected resources (all by default) and say what happened."""
     selected = check_resource_names(resources) if resources else None
     report = RunReport()
-    display = getattr(pipeline.collector, "progress", None)
+    display = pipeline.collector
     if isinstance(display, SyncProgress):
         display.watch(report)
     # The source asks this pipeline's destination for the renewals due while it is built (`renewals.py`),
@@ -202,11 +210,10 @@ def finish_pending_packages(pipeline: dlt.Pipeline, loader_file_format: Any) -> 
 
 
 def prepare_process() -> None:
-    """The dlt settings and memory settings a sync runs with; for runners that call `pipeline.run`
-    themselves (the Airflow DAG in schedules/airflow)."""
+    """The dlt settings a sync runs with (dlt configuration only); for runners that call `pipeline.run`
+    themselves (the Airflow DAG in schedules/airflow). Settings that change the whole process are our
+    command line's (`pipelines/process_settings.py`)."""
     _keep_packed_row_ids()
-    use_system_arrow_pool()
-    limit_malloc_arenas()
     bound_writer_buffers()
     parallel_normalize()
 

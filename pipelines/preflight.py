@@ -4,6 +4,7 @@ rather than a failed run: the destination's name, its installed extra and its cr
 from __future__ import annotations
 
 import difflib
+import tempfile
 
 import dlt
 from dlt.common.configuration.exceptions import ConfigFieldMissingException
@@ -35,16 +36,32 @@ def check_destination_name(name: str) -> None:
         ) from exc
 
 
-def check_destination_config(pipeline: dlt.Pipeline) -> None:
+def check_destination_config(pipeline_name: str, destination: str, dataset_name: str) -> None:
     """Resolve the destination's configuration (credentials, installed client library) without
-    connecting: what is missing is named, with where to set it."""
+    connecting: what is missing is named, with where to set it.
+
+    Checked on a pipeline of the same name in a throwaway working folder, before the command opens its
+    own: dlt writes the destination into a working folder's state as soon as a pipeline is opened with
+    it, and a refused command must leave the real one as it was."""
+    with tempfile.TemporaryDirectory(prefix="platform-sync-preflight-") as scratch:
+        probe = dlt.pipeline(
+            pipeline_name=pipeline_name,
+            destination=destination,
+            dataset_name=dataset_name,
+            pipelines_dir=scratch,
+        )
+        _check_client(probe)
+
+
+def _check_client(pipeline: dlt.Pipeline) -> None:
     name = pipeline.destination.destination_name
     try:
         pipeline.destination_client()
     except MissingDependencyException as exc:
+        ours = " (or pip install 'platform-sync[postgres]', with dbt's adapter)" if name == "postgres" else ""
         raise ConfigurationError(
             f"the {name} destination's client library is not installed: "
-            f"pip install {' '.join(repr(d) for d in exc.dependencies)}"
+            f"pip install {' '.join(repr(d) for d in exc.dependencies)}{ours}"
         ) from exc
     except ConfigFieldMissingException as exc:
         fields = ", ".join(exc.fields)

@@ -4,7 +4,8 @@ rate-bound sale details the requests the run knows it will make (the new sale id
 change, within `sales_max_requests`; the total grows while the producers discover ids); with the time
 left at the rate observed, per resource and for the run (the slowest of them).
 
-Four forms, one collector (a dlt `Collector`, so dlt reports rows to it while it extracts):
+Four forms, one collector (a dlt collector, so dlt reports rows to it while it extracts; built on dlt's
+public collector hooks only, `update` and `on_start_trace_step`):
 - `live`: on a terminal, drawn by rich's `Live` (one line per resource, cut to the terminal's width,
   redrawn in place; log lines are printed above it);
 - `plain`: without a terminal (cron, CI), one line per active resource every `interval` seconds;
@@ -23,9 +24,9 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
-from dlt.common.runtime.collector import Collector
+from dlt.common.runtime.collector import NullCollector
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress_bar import ProgressBar
@@ -73,14 +74,14 @@ class ResourceLine:
         return None
 
 
-class SyncProgress(Collector):
+class SyncProgress(NullCollector):
     """dlt's extract reports rows per table here; the display reads them with the run report's counts."""
 
     def __init__(self, style: Style, out: TextIO = sys.stderr, interval: float = 60.0) -> None:
         self.style = style
         self.out = out
         self.interval = interval
-        self.step = ""
+        self.phase = ""
         self._rows: dict[str, int] = {}
         self._report: RunReport | None = None
         self._lock = threading.Lock()
@@ -109,11 +110,11 @@ class SyncProgress(Collector):
                 self._rows[name] = self._rows.get(name, 0) + inc
 
     def _extracting(self) -> bool:
-        return self.step == "extract"
+        return self.phase == "extract"
 
-    def _start(self, step: str) -> None:
-        # dlt names steps "Extract platform", "Normalize platform in <load id>", ...: keep the verb
-        self.step = step.split(" ", 1)[0].lower()
+    def on_start_trace_step(self, trace: Any, step: Any, pipeline: Any) -> None:
+        """dlt's public hook at the start of each step ("extract", "normalize", "load")."""
+        self.phase = str(step)
         self._step_started = time.monotonic()
         if self.style == "off" or self._thread is not None or self._live is not None:
             return
@@ -123,9 +124,6 @@ class SyncProgress(Collector):
         else:
             self._thread = threading.Thread(target=self._run, name="platform-sync-progress", daemon=True)
             self._thread.start()
-
-    def _stop(self) -> None:
-        """A step ended; the display keeps running until `close`."""
 
     def close(self) -> None:
         """Stop the display after one last report."""
@@ -186,7 +184,7 @@ class SyncProgress(Collector):
                     "time": stamp,
                     "level": "info",
                     "event": "progress",
-                    "step": self.step,
+                    "step": self.phase,
                     "resource": line.resource,
                     "rows": line.rows,
                     "requests": line.requests,
@@ -197,9 +195,15 @@ class SyncProgress(Collector):
                     record["done"], record["total"] = line.done_of
                 if line.bar():
                     record["eta_seconds"] = None if line.eta_seconds is None else round(line.eta_seconds)
-                print(json.dumps(record), file=self.out, flush=True)
+                self._write_line(json.dumps(record))
             else:
-                print(f"{stamp} progress {line.text().strip()}", file=self.out, flush=True)
+                self._write_line(f"{stamp} progress {line.text().strip()}")
+
+    def _write_line(self, text: str) -> None:
+        # One write: `print` writes the text and its newline apart, and a log line written by another
+        # thread in between would join this one (two JSON objects on one line).
+        self.out.write(text + "\n")
+        self.out.flush()
 
     def renderable(self) -> Group:
         """The live form: a header (step, time, the run's time left) and one row per resource."""
@@ -207,7 +211,7 @@ class SyncProgress(Collector):
         width = self._live.console.width if self._live else 80
         left = [line.eta_seconds for line in lines if line.eta_seconds is not None and _unfinished(line)]
         header = Text(no_wrap=True, overflow="ellipsis")
-        header.append(f"{self.step or 'starting'} ", style="bold")
+        header.append(f"{self.phase or 'starting'} ", style="bold")
         header.append(_duration(time.monotonic() - self._step_started))
         if self._extracting():
             header.append(f"  ~{_duration(max(left))} left" if left else "  time left: not known yet")

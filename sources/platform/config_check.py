@@ -14,9 +14,9 @@ import os
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from dlt.common.configuration.container import Container
+import dlt
 from dlt.common.configuration.exceptions import ConfigValueCannotBeCoercedException, ValueNotSecretException
-from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+from dlt.common.configuration.providers import SettingsTomlProvider
 
 from sources.platform_client.errors import ConfigurationError
 
@@ -103,13 +103,13 @@ def configured_values() -> Iterator[tuple[str, str, Any]]:
         if name.startswith(ENV_PREFIX) and name != ENV_PREFIX:
             key = name[len(ENV_PREFIX) :].split("__", 1)[0].lower()
             yield f"environment variable {name}", key, value
-    for provider in Container()[PluggableRunContext].providers.providers:
-        document = getattr(provider, "_config_doc", None)
-        if not isinstance(document, Mapping):
+    # dlt's public provider API: every provider dlt reads, in its lookup order (`dlt.config` lists them
+    # all, secrets.toml included), asked for the section as a whole. Only the TOML files: a vault would
+    # be a request per key, and the environment is read above.
+    for provider in dlt.config.config_providers:
+        if not isinstance(provider, SettingsTomlProvider):
             continue
-        section: Any = document
-        for part in SECTION:
-            section = section.get(part) if isinstance(section, Mapping) else None
+        section, _ = provider.get_value(SECTION[-1], Any, None, *SECTION[:-1])  # type: ignore[arg-type]
         if isinstance(section, Mapping):
             for key, value in section.items():
                 yield provider.name, str(key), value

@@ -14,7 +14,7 @@ import pytest
 from sandbox.testing import SandboxHandle
 from tests.e2e.conftest import source_options
 from tests.faults.conftest import Reference
-from tests.ops.conftest import PLATFORM_SYNC, cli_env, run_cli
+from tests.ops.conftest import PLATFORM_SYNC, cli_env, in_folder, run_cli
 from tests.ops.test_lock import wait_for_holder
 from tests.warehouses import assert_exact
 
@@ -91,13 +91,14 @@ def test_two_runs_at_once_then_a_rerun_ends_exact(
     database = tmp_path / "warehouse.duckdb"
     options = source_options(sandbox, sandbox.token())
     # The first run's client keeps to 30 sale details per 3 s: busy for seconds, long enough to overlap.
-    slow = cli_env(tmp_path, {**options, "rate_limit_time_scale": 20}, database)
+    slow = in_folder(cli_env(tmp_path, {**options, "rate_limit_time_scale": 20}, database), first_dir)
     first = subprocess.Popen(
         [PLATFORM_SYNC, "sync", "--no-progress"], env=slow, cwd=first_dir, stdout=subprocess.PIPE, text=True
     )
     try:
         wait_for_holder(first_dir / ".dlt" / "pipelines" / "platform_sync.lock", first.pid)
-        second = run_cli(["sync", "--no-progress"], cli_env(tmp_path, options, database), second_dir)
+        second_env = in_folder(cli_env(tmp_path, options, database), second_dir)
+        second = run_cli(["sync", "--no-progress"], second_env, second_dir)
         assert first.poll() is None, "the first run ended before the second was tried"
     finally:
         out, _ = first.communicate(timeout=300)
@@ -105,6 +106,6 @@ def test_two_runs_at_once_then_a_rerun_ends_exact(
     assert "is in use" in second.stderr
     assert first.returncode == 0, out
 
-    rerun = run_cli(["sync", "--no-progress"], cli_env(tmp_path, options, database), second_dir)
+    rerun = run_cli(["sync", "--no-progress"], second_env, second_dir)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert_exact(str(database), reference.database)

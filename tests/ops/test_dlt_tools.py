@@ -1,5 +1,6 @@
-"""dlt's own pipeline tools on the project's pipeline, from the project folder, as the README documents:
-the working folder is `.dlt/pipelines`, which dlt's CLI is told with `--pipelines-dir`."""
+"""dlt's own pipeline tools on the project's pipeline, as a dlt user runs them: the working folder is where
+dlt keeps pipelines (`DLT_DATA_DIR`, here `tmp_path/.dlt` from tests/conftest.py), so plain
+`dlt pipeline platform_sync info` finds it (issue 28)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.e2e.conftest import source_options
 from tests.ops.conftest import cli_env, run_cli
 
 DLT = str(Path(sys.executable).with_name("dlt"))
-PIPELINE = ["pipeline", "--pipelines-dir", ".dlt/pipelines", "platform_sync"]
+PIPELINE = ["pipeline", "platform_sync"]
 
 
 def dlt_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,7 @@ import pytest
 from pipelines.lock import Holder, LockHeld, hold, holders
 from sandbox.testing import running_sandbox
 from tests.e2e.conftest import source_options
-from tests.ops.conftest import PLATFORM_SYNC, cli_env, run_cli
+from tests.ops.conftest import PLATFORM_SYNC, cli_env, in_folder, run_cli
 
 # Rate-limit windows of 1 s: the sale details keep the first run busy for seconds, long enough to overlap.
 SLOW = 60
@@ -45,7 +45,7 @@ def test_second_sync_exits_2_naming_the_holder_same_folder_and_same_duckdb_file(
         )
         first = subprocess.Popen(
             [PLATFORM_SYNC, "sync", "--no-progress"],
-            env=env,
+            env=in_folder(env, first_dir),
             cwd=first_dir,
             stdout=subprocess.PIPE,
             text=True,
@@ -55,8 +55,8 @@ def test_second_sync_exits_2_naming_the_holder_same_folder_and_same_duckdb_file(
             assert entry["host"] == socket.gethostname() and entry["mode"] == "write"
 
             started = time.monotonic()
-            same_folder = run_cli(["sync", "--no-progress"], env, first_dir)
-            other_folder = run_cli(["sync", "--no-progress"], env, other_dir)
+            same_folder = run_cli(["sync", "--no-progress"], in_folder(env, first_dir), first_dir)
+            other_folder = run_cli(["sync", "--no-progress"], in_folder(env, other_dir), other_dir)
             assert time.monotonic() - started < 20  # at once, not after waiting for the first run
             assert first.poll() is None, "the first run ended before the others were tried"
 

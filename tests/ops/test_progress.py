@@ -65,6 +65,11 @@ def test_json_lines_for_log_collectors(tmp_path):
         args = ["-v", "--log-format", "json", "sync", "--progress-interval", "1"]
         result = run_cli(args, env_for(sandbox, tmp_path, token), tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+    for line in result.stderr.splitlines():
+        try:
+            json.loads(line)
+        except ValueError:
+            raise AssertionError(line) from None
     records = [json.loads(line) for line in result.stderr.splitlines()]  # every line is one JSON object
     progress = [r for r in records if r.get("event") == "progress"]
     assert {"transfers", "sales", "subscriptions"} <= {r["resource"] for r in progress}
