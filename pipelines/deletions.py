@@ -6,6 +6,13 @@ stays (the history and the facts that point at it) with `_platform_deleted_at` s
 the API's clock; a row that comes back is loaded again by the merge with the column null. The children of
 a deleted record (`Stream.deleted_with`: a product's campaigns and partners) take their parent's time.
 
+A configured parent the API cannot list (an event, a student, a delivery) is deleted when its own request
+answers 404 (`RunReport.gone`): the rows naming it in the resource that asked (`Stream.gone_by`: the
+event's row, its attendees, the student's enrollments, the delivery's row) are marked. A 403, a 5xx or a
+failed page records nothing; a resource that failed or was skipped marks nothing. A parent that comes
+back is loaded again by the merge, which clears the column (the attendees of an event that answered 404
+are read whole again: its cursor is dropped, `resources/events.py`).
+
 Done after the load, through the pipeline's own `sql_client()` (dlt's public API), rather than by
 yielding the missing rows again: the source never holds a deleted record's row, and an update touches
 only the column. A scan that did not complete never reaches `RunReport.scan_complete`; one whose
@@ -21,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import dlt
+from dlt.destinations.exceptions import DatabaseUndefinedRelation
 
 from sources.platform.report import RunReport
 from sources.platform.resources import STREAMS
@@ -44,6 +52,14 @@ def mark_deletions(pipeline: dlt.Pipeline, report: RunReport, deleted_at: dateti
             marked[resource] = _mark_missing(pipeline, resource, seen, deleted_at)
         except Exception as exc:  # the sync is loaded; a missed marking is made by the next scan
             report.warn(f"deleted {resource} could not be marked: {exc}")
+    for resource, parents in sorted(report.gone.items()):
+        if resource in report.failed or resource in report.skipped:
+            continue
+        try:
+            gone = _mark_gone(pipeline, resource, parents, deleted_at)
+            marked[resource] = marked.get(resource, 0) + gone
+        except Exception as exc:  # the sync is loaded; the next 404 marks them
+            report.warn(f"the {resource} of parents that answered 404 could not be marked: {exc}")
     for child in STREAMS.values():
         if child.deleted_with and child.deleted_with in marked:
             try:
@@ -72,6 +88,31 @@ def _mark_missing(pipeline: dlt.Pipeline, resource: str, seen: set[tuple[str, ..
     if missing:
         logger.info("%s: %d records no longer on the platform marked deleted", resource, len(missing))
     return len(missing)
+
+
+def _mark_gone(pipeline: dlt.Pipeline, resource: str, parents: set[tuple[str, ...]], at: datetime) -> int:
+    """Mark the unmarked rows of `resource` whose `gone_by` columns name a parent that answered 404."""
+    columns = STREAMS[resource].gone_by
+    same = " and ".join(f"cast({c} as varchar) = %s" for c in columns)
+    newly = 0
+    with pipeline.sql_client() as client:
+        table = client.make_qualified_table_name(resource)
+        for parent in sorted(parents):
+            try:
+                rows = client.execute_sql(
+                    f"select count(*) from {table} where {DELETED_AT} is null and {same}", *parent
+                )
+            except DatabaseUndefinedRelation:
+                return 0  # nothing of this resource was ever loaded
+            count = int(rows[0][0]) if rows else 0
+            if count:
+                client.execute_sql(
+                    f"update {table} set {DELETED_AT} = %s where {DELETED_AT} is null and {same}", at, *parent
+                )
+            newly += count
+    if newly:
+        logger.info("%s: %d records of parents that answered 404 marked deleted", resource, newly)
+    return newly
 
 
 def _follow_parent(pipeline: dlt.Pipeline, child: str, parent: str) -> int:

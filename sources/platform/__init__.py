@@ -280,7 +280,8 @@ def _column_hints(stream: Stream) -> dict[str, TColumnSchema]:
         columns[key]["nullable"] = False
     if stream.write_disposition == "merge":
         columns[stream.dedup_sort_column()]["dedup_sort"] = "desc"
-    if stream.marks_deletions or stream.deleted_with:  # set by `pipelines/deletions.py`, null as loaded
+    # set by `pipelines/deletions.py`, null as loaded
+    if stream.marks_deletions or stream.deleted_with or stream.gone_by:
         columns[DELETED_AT] = cast(TColumnSchema, dict(DELETED_AT_COLUMN))
     # The row id as dlt's normalizer declares it (a unique row key), also for the tables whose rows
     # arrive packed with their ids (`fastpath/columnar.py`), which dlt would otherwise type from Arrow only.

@@ -79,6 +79,9 @@ class RunReport:
     # The keys each complete scan of a resource whose deletions are marked saw (`pipelines/deletions.py`);
     # a resource is here only once its scan ended.
     scanned_keys: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
+    # Per resource, the configured parents (values of its `Stream.gone_by` columns) whose request answered
+    # 404 in this run: their rows are marked deleted after the load (`pipelines/deletions.py`).
+    gone: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
     privacy: Scrubber | None = None  # what the run does to personal values (`privacy/`)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
@@ -138,6 +141,11 @@ class RunReport:
         """A scan of `resource` read every page: `keys` are all the records it saw."""
         with self._lock:
             self.scanned_keys[resource] = keys
+
+    def parent_gone(self, resource: str, key: tuple[str, ...]) -> None:
+        """The parent of `resource`'s rows named by `key` (its `gone_by` columns) answered 404."""
+        with self._lock:
+            self.gone.setdefault(resource, set()).add(tuple(str(value) for value in key))
 
     def warn(self, message: str) -> None:
         with self._lock:

@@ -74,3 +74,50 @@ def test_a_complete_scan_marks_the_unseen_keeps_the_first_time_and_children_foll
     again.scan_complete("products", scanned("p1"))
     assert mark_deletions(pipeline, again, LATER) == {"products": 1}
     assert marks(pipeline, "products") == {"p1": None, "p2": FIRST, "p3": LATER}  # p2 keeps its first time
+
+
+def test_parents_that_answered_404_mark_their_rows_unless_their_resource_failed_or_was_skipped(make_pipeline):
+    pipeline = make_pipeline("parents")
+    attendees = dlt.resource(
+        [{"id": a, "event_id": e} for a, e in (("a1", "e1"), ("a2", "e1"), ("a3", "e2"))],
+        name="event_attendees",
+        primary_key="id",
+        write_disposition="merge",
+        columns=COLUMN,
+    )
+    deliveries = dlt.resource(
+        [{"team_slug": "school", "id": d} for d in (700, 701)],
+        name="deliveries",
+        primary_key=["team_slug", "id"],
+        write_disposition="merge",
+        columns=COLUMN,
+    )
+    pipeline.run([attendees, deliveries])
+
+    def gone() -> RunReport:
+        report = RunReport()
+        report.parent_gone("event_attendees", ("e1",))
+        report.parent_gone("deliveries", ("school", "701"))
+        report.parent_gone("enrollments", ("school", "ana"))  # never loaded: nothing to mark, no warning
+        return report
+
+    for spoil in ("fail", "skip"):
+        report = gone()
+        for resource in ("event_attendees", "deliveries", "enrollments"):
+            (report.fail if spoil == "fail" else report.skip)(resource, "page 2 answered 503")
+        assert mark_deletions(pipeline, report, FIRST) == {}
+    assert query(pipeline, "select count(*) from event_attendees where _platform_deleted_at is not null") == [
+        (0,)
+    ]
+
+    report = gone()
+    assert mark_deletions(pipeline, report, FIRST) == {"event_attendees": 2, "deliveries": 1}
+    assert report.warnings == []
+    assert dict(query(pipeline, "select id, _platform_deleted_at from event_attendees")) == {
+        "a1": FIRST,
+        "a2": FIRST,
+        "a3": None,
+    }
+    assert dict(query(pipeline, "select id, _platform_deleted_at from deliveries")) == {700: None, 701: FIRST}
+    assert mark_deletions(pipeline, gone(), LATER) == {}  # already marked: the first time is kept
+    assert dict(query(pipeline, "select id, _platform_deleted_at from deliveries")) == {700: None, 701: FIRST}

@@ -5,6 +5,7 @@
 with events as (
 
     select * from {{ ref('stg_platform__events') }}
+    where not is_deleted  -- the event answered 404 (issue 25): its tickets leave with it
 
 ),
 
@@ -42,6 +43,7 @@ attendees as (
         sum(case when attendee_status != 'refunded' then coalesce(invoice_amount, 0) else 0 end)
             as invoice_revenue_amount
     from {{ ref('stg_platform__event_attendees') }}
+    where not is_deleted
     group by ticket_id
 
 ),

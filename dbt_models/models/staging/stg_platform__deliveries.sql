@@ -21,7 +21,10 @@ renamed as (
         {{ platform_col(cols, 'is_active', 'bool') }} as is_active,
         {{ platform_col(cols, 'is_subscription', 'bool') }} as is_subscription,
         {{ platform_col(cols, 'auto_remove_access', 'bool') }} as is_access_removed_automatically,
-        {{ platform_col(cols, 'ends_after', 'int') }} as access_days
+        {{ platform_col(cols, 'ends_after', 'int') }} as access_days,
+        -- deletion: marked when its details answered 404 (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

@@ -17,7 +17,10 @@ renamed as (
         {{ platform_col(cols, 'course__name', 'string') }} as course_name,
         {{ platform_col(cols, 'progress', 'float') }} as progress_percent,
         {{ platform_col(cols, 'certificate_url', 'string') }} as certificate_url,
-        {{ platform_col(cols, 'created_at', 'timestamp_text') }} as created_at
+        {{ platform_col(cols, 'created_at', 'timestamp_text') }} as created_at,
+        -- deletion: marked when their student answered 404 (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

@@ -41,7 +41,10 @@ renamed as (
         -- timestamps
         {{ platform_col(cols, 'checkin_date', 'timestamp') }} as checked_in_at,
         {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at,
-        {{ platform_col(cols, 'modified_at', 'timestamp') }} as modified_at
+        {{ platform_col(cols, 'modified_at', 'timestamp') }} as modified_at,
+        -- deletion: marked when their event answered 404 (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

@@ -40,7 +40,10 @@ renamed as (
         {{ platform_col(cols, 'start_at', 'timestamp') }} as starts_at,
         {{ platform_col(cols, 'end_at', 'timestamp') }} as ends_at,
         {{ platform_col(cols, 'created_at', 'timestamp') }} as created_at,
-        {{ platform_col(cols, 'modified_at', 'timestamp') }} as modified_at
+        {{ platform_col(cols, 'modified_at', 'timestamp') }} as modified_at,
+        -- deletion: marked when its details answered 404 (issue 25)
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} as deleted_at,
+        {{ platform_col(cols, '_platform_deleted_at', 'timestamp') }} is not null as is_deleted
 
     from source
 

@@ -18,7 +18,8 @@ from sources.platform_client.windows import iso_z
 
 
 def read_events(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
-    """The configured events (the API cannot list them), one request each."""
+    """The configured events (the API cannot list them), one request each. An event answering 404 has its
+    row marked deleted after the load (`pipelines/deletions.py`); one answering 403 marks nothing."""
     for event_id in ctx.settings.event_ids:
         if ctx.retirements.is_retired("event", event_id):  # the API does not know it (`retired.py`)
             continue
@@ -28,6 +29,7 @@ def read_events(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
             ctx.report.warn(f"event {event_id} in event_ids was not read: {exc}")
             if isinstance(exc, NotFoundError):
                 ctx.retirements.not_found("event", event_id, str(exc))
+                ctx.report.parent_gone(stream.name, (event_id,))
             continue
         ctx.retirements.found("event", event_id)
         yield ctx.parse(stream, [event])
@@ -36,7 +38,11 @@ def read_events(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """Attendees of each configured event, each event with its own `modifiedAt` cursor (one resource,
     one cursor per event: `cursor.py` says why not dlt's). The events' lists are walked several at once
-    (`fan_out`); each event's cursor is committed after its own last page."""
+    (`fan_out`); each event's cursor is committed after its own last page.
+
+    An event whose list answers 404 has its attendees marked deleted after the load and loses its cursor,
+    so that if it comes back its whole list is read again and the merge clears the marks of those still
+    there. A 403 or a failed page marks nothing and keeps the cursor."""
     cursors = dlt.current.resource_state().setdefault("modified_at", {})
     by_event = {
         event_id: ctx.cursor(cursors, event_id, stream, "modifiedAt")
@@ -63,6 +69,8 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
             ctx.report.warn(f"attendees of event {item.parent} were not read: {item.error}")
             if isinstance(item.error, NotFoundError):
                 ctx.retirements.not_found("event", item.parent, str(item.error))
+                ctx.report.parent_gone(stream.name, (item.parent,))
+                cursors.pop(item.parent, None)
         else:
             cursor.commit()
 
@@ -78,6 +86,7 @@ EVENTS = Stream(
     full_scan=True,
     fans_out=True,
     newest_by="modified_at",
+    gone_by=("id",),
 )
 EVENT_ATTENDEES = Stream(
     "event_attendees",
@@ -89,4 +98,5 @@ EVENT_ATTENDEES = Stream(
     description="Attendees of each configured event, changed since that event's cursor.",
     sale_ids_at=("invoiceId",),
     newest_by="modified_at",
+    gone_by=("event_id",),
 )

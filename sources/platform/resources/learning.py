@@ -16,7 +16,8 @@ from sources.platform_client.paging import Page
 
 def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The enrollments of each configured student of each school (the API cannot list students), several
-    students' lists at once (`fan_out`)."""
+    students' lists at once (`fan_out`). A student answering 404 has its enrollments marked deleted after
+    the load (`pipelines/deletions.py`); its next complete list, if it comes back, clears them by merge."""
     students = [
         (school.team_slug, student)
         for school in ctx.settings.schools
@@ -38,12 +39,14 @@ def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         elif item.error is not None:
             ctx.report.warn(f"student {student} of school {team_slug} was not found: {item.error}")
             ctx.retirements.not_found("student", key, str(item.error))
+            ctx.report.parent_gone(stream.name, (team_slug, student))
         else:
             ctx.retirements.found("student", key)
 
 
 def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
-    """The configured deliveries of each school, one request each."""
+    """The configured deliveries of each school, one request each. A delivery answering 404 has its row
+    marked deleted after the load (`pipelines/deletions.py`)."""
     for school in ctx.settings.schools:
         for delivery_id in school.delivery_ids:
             key = f"{school.team_slug}/{delivery_id}"
@@ -55,6 +58,7 @@ def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
             except NotFoundError as exc:
                 ctx.report.warn(f"delivery {delivery_id} of school {school.team_slug} was not found: {exc}")
                 ctx.retirements.not_found("delivery", key, str(exc))
+                ctx.report.parent_gone(stream.name, (school.team_slug, str(delivery_id)))
                 continue
             ctx.retirements.found("delivery", key)
             yield ctx.parse(stream, [delivery], {"team_slug": school.team_slug})
@@ -80,6 +84,7 @@ ENROLLMENTS = Stream(
     description="Enrollments of the configured students of each school, every rescan_hours.",
     full_scan=True,
     fans_out=True,
+    gone_by=("team_slug", "student_slug"),
 )
 DELIVERIES = Stream(
     "deliveries",
@@ -92,6 +97,7 @@ DELIVERIES = Stream(
     description="Configured deliveries of each school, every rescan_hours.",
     full_scan=True,
     fans_out=True,
+    gone_by=("team_slug", "id"),
 )
 LESSON_COMMENTS = Stream(
     "lesson_comments",

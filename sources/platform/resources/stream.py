@@ -57,6 +57,9 @@ class Stream:
     marks_deletions: bool = False
     # The resource whose deleted records take their rows here with them (a product's campaigns).
     deleted_with: str | None = None
+    # The columns naming the configured parent (event, student, delivery) whose rows here are marked
+    # deleted when its request answers 404 in a run (`RunReport.gone`, `pipelines/deletions.py`).
+    gone_by: tuple[str, ...] = ()
 
     def columnar_layout(self) -> Layout | None:
         """How a page of this stream's rows becomes an Arrow table, if it can (`fastpath/columnar.py`)."""
