@@ -7,8 +7,9 @@
 `latency_ms` fault) or at once. The paged list resources are synced with and without latency, by our
 sync and by dlt's `rest_api` over the same listings (`bench.listings`); then every resource by our sync.
 For each: the added time, and the requests in flight on average while it was added (requests x latency
-/ added time). Targets: our list sync at 8 or more in flight; our full sync's added time under 25% of
-its time without latency.
+/ added time, and as the sandbox measures it). Targets: our list sync at 8 or more in flight (as the
+sandbox measures it: the formula's added time is a difference of two wall times that the machine's load
+blurs); our full sync's added time under 25% of its time without latency.
 
 (b) **429s from another client.** A full sync while the sandbox answers one request in fifty with a
 429 that another application of the account caused (`foreign_429=0.02`), against the bound the rate
@@ -225,11 +226,17 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = []
     latency = figures.get("latency")
     if latency:
-        in_flight = latency["ours_lists"]["in_flight"]
+        lists = latency["ours_lists"]
+        # As the sandbox measures it (time-weighted, while any request was in it): the formula
+        # divides by a difference of two wall times of about ten seconds each, which a shared machine's
+        # load blurs by seconds (it is shown beside it, n/a when that difference is not positive).
+        in_flight = lists["server_in_flight"]
+        formula = _number(lists["in_flight"], "{:.1f}")
         out.append(
             {
                 "text": f"paged lists, {latency['latency_ms']:g} ms a request: "
-                f"{IN_FLIGHT_TARGET:g}+ requests in flight",
+                f"{IN_FLIGHT_TARGET:g}+ requests in flight (at the sandbox; by requests x latency / added "
+                f"time: {formula})",
                 "value": in_flight,
                 "met": in_flight is not None and in_flight >= IN_FLIGHT_TARGET,
             }

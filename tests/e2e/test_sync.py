@@ -68,7 +68,7 @@ def test_full_sync_holds_exactly_what_the_api_serves(sandbox, make_pipeline):
     result = sync(pipeline, source_options=source_options(sandbox, token))
     assert result.report.failed == {} and result.report.skipped == {}
     assert_warehouse_matches_api(pipeline, sandbox, token)
-    # Fiscal documents were read in date windows, three at a time: the cursor is the newest emission
+    # Fiscal documents were read in date windows, several at a time: the cursor is the newest emission
     # date of them all, with the documents stamped with it.
     documents = ApiTruth(sandbox.base_url, token).fiscal_documents()
     newest = max(datetime.fromisoformat(d["document"]["emissionDate"]) for d in documents)

@@ -11,15 +11,18 @@ import pyarrow as pa
 
 from sources.platform import models
 from sources.platform.fastpath.batches import Batch, observe_newest
-from sources.platform.fastpath.interleave import interleaved
+from sources.platform.fastpath.interleave import FAN_WALKS_AT_ONCE, interleaved
 from sources.platform.resources.context import SourceContext, read_all
 from sources.platform.resources.followups import read_documents_of_changed_sales
 from sources.platform.resources.stream import Stream
 from sources.platform_client.paging import Page
 from sources.platform_client.windows import date_windows, iso_z
 
-# The date windows of a first run walked at once, and their decoded pages held until written.
-WINDOWS_AT_ONCE = 3
+# The date windows of a first run walked at once, and their decoded pages held until written. As many as
+# the windows of a fan (`interleave.py`): a first run's three dozen monthly windows, mostly one page each,
+# walked three at a time kept 3 requests in flight for most of the lists' time against a remote API
+# (issue 27: 150 ms a request, bench/remote.py).
+WINDOWS_AT_ONCE = FAN_WALKS_AT_ONCE
 WINDOW_PAGES_WAITING = 4
 
 
@@ -44,7 +47,7 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
         params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
         return lambda: ctx.client.paginate(stream.operation, params=params, decode=decode)
 
-    # Windows are walked three at a time (`interleave.py`): the cursor keeps the newest value seen in any
+    # Windows are walked several at a time (`interleave.py`): the cursor keeps the newest value seen in any
     # order and is committed only after the last page.
     walks = [walk(window_start, window_end) for window_start, window_end in windows]
     for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):
