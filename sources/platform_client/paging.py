@@ -30,6 +30,11 @@ class Page:
     total_items: int
     items_per_page: int
 
+    def record_count(self) -> int:
+        """How many records of the list this page holds (a page that a decode function split into
+        several parts says itself how many: `fastpath.page_decoding.DecodedPage`)."""
+        return len(self.items)
+
     def repeats(self, other: Page) -> bool:
         """Whether this page holds the same records as `other`. Lists are compared as they are: two
         different pages differ in their first item, so this costs one comparison per page (a hash of

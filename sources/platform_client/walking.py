@@ -147,8 +147,8 @@ class MoveWatch:
             self.moved = problem
 
     def watch(self, page: Page, zero_based: bool) -> None:
-        count = len(page.items)
-        keys = record_keys(page.items) if count else []
+        count = page.record_count()  # the rows a helper set apart beside its table count too
+        keys = record_keys(page.items) if len(page.items) else []
         self._keyed = self._keyed and keys is not None
         if self._total is None:
             self._total = page.total_items

@@ -55,6 +55,10 @@ class DecodedPage(PackedPage):
     # (`records.new_rows`' rule).
     cursor_departed: list[dict[str, Any]] = field(default_factory=list)
 
+    def record_count(self) -> int:
+        """The page's records: those in the table and those set apart beside it."""
+        return len(self.items) + len(self.leftover) + len(self.cursor_departed)
+
 
 class _Departures:
     """What a helper's `RecordReader` found, to send back; a quarantined record leaves the page to this
