@@ -125,10 +125,13 @@ def _follow_parent(pipeline: dlt.Pipeline, child: str, parent: str) -> int:
         parents = client.make_qualified_table_name(parent)
         same = f"cast(p.{parent_key} as varchar) = cast(c.{foreign} as varchar)"
         match = f"{same} and p.{DELETED_AT} is not null"
-        newly = client.execute_sql(
-            f"select count(*) from {children} as c where c.{DELETED_AT} is null "
-            f"and exists (select 1 from {parents} as p where {match})"
-        )
+        try:
+            newly = client.execute_sql(
+                f"select count(*) from {children} as c where c.{DELETED_AT} is null "
+                f"and exists (select 1 from {parents} as p where {match})"
+            )
+        except DatabaseUndefinedRelation:
+            return 0  # no child of this resource was ever loaded (it was not asked for)
         client.execute_sql(
             f"update {children} as c set {DELETED_AT} = p.{DELETED_AT} from {parents} as p "
             f"where {match} and c.{DELETED_AT} is null"
