@@ -240,7 +240,8 @@ def _run_sync(options: argparse.Namespace) -> int:
             except OSError as exc:
                 # dlt failed again while it handled a failure of a step (a full disk under its working
                 # folder): said as that step's failure, in one line (`load_failure.failure_line`)
-                raise PipelineStepFailed(pipeline, progress.phase or "sync", None, exc) from exc
+                step: Any = progress.phase or "sync"
+                raise PipelineStepFailed(pipeline, step, "", exc) from exc
             finally:
                 progress.close()
             outcomes = outcome_rows(result, resources, started_at)
