@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from sandbox.world.people import People, cpf_is_valid
+from sandbox.world.people import DOMAINS, People, cpf_is_valid
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 # Runs of digits with the punctuation CPFs and phones are written with, not inside a longer word (a hex
@@ -40,12 +40,22 @@ class Truth:
 
     def found_in(self, text: str) -> list[str]:
         """The truth's values in `text` (emails case-insensitive, numbers by their digits)."""
-        hits = EMAIL.findall(text)  # the sandbox's and any other: no email-shaped value may remain
+        # the truth's, and any other address at the sandbox's mail domains: a bare email shape is not enough,
+        # the bytes of a DuckDB file hold chance ones ('xG@1.M')
+        hits = [found for found in EMAIL.findall(text) if self.is_personal_email(found)]
         for number in DIGITS.findall(text):
             digits = re.sub(r"\D", "", number)
             if digits in self.documents or digits in self.phones or looks_personal(number, digits):
                 hits.append(number)
         return hits
+
+
+    def is_personal_email(self, found: str) -> bool:
+        """An address of the truth, or any at the sandbox's mail domains; in raw bytes the match may run on
+        into the bytes around it ('gmail.comA1')."""
+        address = found.lower()
+        domain = address.rpartition("@")[2]
+        return any(email in address for email in self.emails) or domain.startswith(DOMAINS)
 
 
 def looks_personal(token: str, digits: str) -> bool:
