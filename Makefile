@@ -67,7 +67,7 @@ browser:
 			chromium chromium-driver >/dev/null; }
 
 unit: install postgres-server browser
-	$(BIN)/pytest -n 2 --dist loadgroup -q
+	$(BIN)/pytest -n 2 --dist loadgroup -q --durations=30
 
 # The other Pythons and the lowest dlt of the declared range, each from a clean copy of the checkout:
 # install, the demo end to end and a fast part of the suite (.ci/matrix; CI_MATRIX=skip skips it).

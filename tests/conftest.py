@@ -21,6 +21,9 @@ os.environ.pop("PIPELINES_DIR", None)
 # A command run from the checkout (cwd=PROJECT_ROOT) must not move the checkout's own ./.dlt/pipelines
 # (pipelines/working_folder.py); tests/ops/test_working_folder.py clears it to test the move.
 os.environ["PLATFORM_SYNC_KEEP_LEGACY_FOLDER"] = "1"
+# Tests talk only to servers they start on loopback: dlt's anonymous usage telemetry (on by default, an
+# HTTPS call to dltHub at the end of each run) is off for every test and the commands they start.
+os.environ["RUNTIME__DLTHUB_TELEMETRY"] = "false"
 
 
 @pytest.fixture(autouse=True)
