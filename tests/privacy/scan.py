@@ -49,7 +49,6 @@ class Truth:
                 hits.append(number)
         return hits
 
-
     def is_personal_email(self, found: str) -> bool:
         """An address of the truth, or any at the sandbox's mail domains; in raw bytes the match may run on
         into the bytes around it ('gmail.comA1')."""
