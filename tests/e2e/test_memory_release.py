@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 from dlt.common.runtime.collector import LogCollector
 
-from pipelines import memory
-from pipelines.platform_pipeline import make_pipeline
+from pipelines.sync import memory
+from pipelines.sync.platform_pipeline import make_pipeline
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_release_freed_memory_runs_on_this_platform() -> None:
 # Six threads allocate with the C allocator at once, then glibc prints one block per arena to stderr.
 _ARENAS_SCRIPT = """
 import ctypes, ctypes.util, sys, threading
-from pipelines import memory
+from pipelines.sync import memory
 if sys.argv[1] == "limited":
     memory.limit_malloc_arenas()
 libc = ctypes.CDLL(ctypes.util.find_library("c"))

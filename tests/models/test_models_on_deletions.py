@@ -15,7 +15,7 @@ import dlt
 import duckdb
 import pytest
 
-from pipelines.models import run_models
+from pipelines.dbt.runner import run_models
 from tests.models import raw_fixture
 
 pytestmark = pytest.mark.xdist_group("dbt_models_deletions")
