@@ -56,3 +56,31 @@ def test_an_upward_import_is_seen_even_inside_a_function() -> None:
     assert upward_imports("sync", lazy) == {"cli"}
     assert upward_imports("dbt", "from pipelines import commands\n") == {"commands"}
     assert upward_imports("cli", "import pipelines.sync.lock\nfrom pipelines.dbt.runner import x\n") == set()
+
+
+# Where `dlt.pipeline(...)` may be called: the sync pipeline, every companion pipeline, and preflight's
+# probe (in a throwaway working folder, never loaded).
+PIPELINE_BUILDERS = {"sync/platform_pipeline.py", "sync/companion.py", "sync/preflight.py"}
+
+
+def builds_a_pipeline(source: str) -> bool:
+    """Whether a module's text calls `dlt.pipeline(...)`."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "pipeline"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "dlt"
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def test_every_companion_pipeline_is_built_one_way() -> None:
+    builders = {
+        str(path.relative_to(PIPELINES))
+        for path in PIPELINES.rglob("*.py")
+        if builds_a_pipeline(path.read_text())
+    }
+    assert builders == PIPELINE_BUILDERS
+    assert builds_a_pipeline("import dlt\ndef f():\n    return dlt.pipeline(pipeline_name='x')\n")
+    assert not builds_a_pipeline("import dlt\nresource = dlt.resource([], name='x')\n")
