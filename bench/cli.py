@@ -8,9 +8,10 @@ Writes `report.md`, `figures.json` and `chart.png` to `--out`. Everything runs a
 1. Throughput, memory and models, at each scale (sales-equivalent rows = items of the paged lists):
    the sandbox (rate limits off) serves the world once, through `bench.pageserver`, which records the
    pages; the contenders then read those same pages from the page server, run after run, so they measure
-   their own cost rather than the world's. Contenders: our sync (`pipelines.platform_pipeline.sync` of the
-   list resources), dlt's generic `rest_api_source` over the same listings (dlt's defaults, and with
-   parquet files), the floor (bare httpx fetch + parse + write to disk, then DuckDB `read_json`).
+   their own cost rather than the world's. Contenders: our sync
+   (`pipelines.sync.platform_pipeline.sync` of the list resources), dlt's generic `rest_api_source` over
+   the same listings (dlt's defaults, and with parquet files), the floor (bare httpx fetch + parse +
+   write to disk, then DuckDB `read_json`).
    Then one full sync of every resource (sale details capped) and `dbt build` on it.
 2. Request economy with rate limits on: a full sync against the sandbox with its limits enforced (time
    scale shortening the windows) against the bound the limits impose, 429s, then an incremental run.

@@ -126,6 +126,6 @@ def listings(
 
 
 def source_options(base_url: str, token: str, catalog: Mapping[str, Any]) -> dict[str, Any]:
-    """Our source's arguments for the world of `catalog`, as `pipelines/demo.py` sets them but for the
+    """Our source's arguments for the world of `catalog`, as `pipelines/cli/demo.py` sets them but for the
     lesson comments, read in one walk as `listings` records them for every contender."""
     return {"base_url": base_url, "access_token": token, **catalog_source_options(catalog, by_course=False)}

@@ -14,7 +14,7 @@ from bench import harness
 
 def duckdb_memory_limit() -> str:
     """The memory limit `make_pipeline` sets for DuckDB (a configured `global_config` would override it)."""
-    from pipelines.platform_pipeline import DUCKDB_LOAD_SETTINGS
+    from pipelines.sync.platform_pipeline import DUCKDB_LOAD_SETTINGS
 
     return str(DUCKDB_LOAD_SETTINGS["memory_limit"])
 

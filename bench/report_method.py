@@ -40,13 +40,14 @@ def method_section(figures: Mapping[str, Any]) -> list[str]:
         "enforces no limits here. Contenders run in a rotating order within each run. "
         f"{runs_text(settings['runs'])} per scale, {settings['large_runs']} "
         f"from {settings['large_rows']:,} rows on.",
-        "- **Ours**: `pipelines.platform_pipeline.sync(make_pipeline(...), resources=<list resources>)`: "
+        "- **Ours**: `pipelines.sync.platform_pipeline.sync(make_pipeline(...), "
+        "resources=<list resources>)`: "
         "pages parsed with orjson, pydantic validation, then pages of flat models packed into Arrow tables "
         "with their row ids (dlt loads the extracted parquet files as they are), models with lists "
         "normalized by dlt into child tables; merge into "
         f"DuckDB with its memory limit{memory_limit}, one load job at a time, each merged table deduplicated "
         "by its version column (`dedup_sort`); writers buffering 1,000 rows per table; freed memory handed "
-        "back to the system before the load step (`pipelines/memory.py`).",
+        "back to the system before the load step (`pipelines/sync/memory.py`).",
         "- **Ours without Arrow**: the same sync with the source's `arrow_pages = false`, so that dlt "
         "normalizes every row: the effect of the Arrow path. At the large scale it runs as often as "
         "rest_api with parquet.",

@@ -89,7 +89,7 @@ def throughput_section(figures: Mapping[str, Any], scales: list[dict[str, Any]])
         "process is the bound; after them, the helper decoding the fiscal documents and lesson comments. "
         "Normalize: only the records with lists (subscriptions, attendees) go through dlt's row-by-row "
         "normalizer, for their child tables, in worker processes (two on two cores: "
-        "`pipelines/parallelism.py`; dlt hands each worker whole files, so the larger of the two tables "
+        "`pipelines/sync/parallelism.py`; dlt hands each worker whole files, so the larger of the two tables "
         "bounds the step); the flat tables' files are loaded as extracted. Handing dlt the child tables "
         "as Arrow tables too is not possible in dlt 1.31: a nested table written during extract fails "
         "the extract's metrics (`Extract._compute_metrics` looks up the `resource` of every table with "
@@ -165,7 +165,7 @@ def models_section(scales: list[dict[str, Any]]) -> list[str]:
         "On the DuckDB file of the last measured sync at each scale, completed by a second sync of the "
         "resources that are not paged lists (sale details of the first sale ids referenced, capped; product "
         "campaigns and partners; events; deliveries; top posts; webhook origins), `dbt build` "
-        "(`pipelines.models.run_models`) runs as many times as the table says.",
+        "(`pipelines.dbt.runner.run_models`) runs as many times as the table says.",
         "",
         "| scale | raw rows | DuckDB MB | runs | dbt build median s | min-max s | nodes | all ok |",
         "|---|---|---|---|---|---|---|---|",

@@ -23,7 +23,7 @@ from typing import Any
 
 import dlt
 
-from pipelines.platform_pipeline import sync
+from pipelines.sync.platform_pipeline import sync
 from sandbox.options import catalog_source_options
 from sandbox.testing import SandboxHandle, running_sandbox_process
 from sandbox.world.sales import SALE_BASE

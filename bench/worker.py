@@ -1,8 +1,8 @@
 """One measured run, in a process of its own: `python -m bench.worker TASK CONFIG.json RESULT.json`.
 
 Tasks:
-- `ours`: `pipelines.platform_pipeline.sync` (our source into DuckDB, as `platform-sync sync` does), then
-  optionally `dbt build` (`pipelines.models.run_models`) a number of times on the loaded data.
+- `ours`: `pipelines.sync.platform_pipeline.sync` (our source into DuckDB, as `platform-sync sync` does), then
+  optionally `dbt build` (`pipelines.dbt.runner.run_models`) a number of times on the loaded data.
 - `rest_api`: dlt's generic `rest_api_source` over the same listings into DuckDB, with dlt's defaults.
 - `floor`: a bare httpx loop that fetches and parses every page of the listings and writes it to disk,
   then DuckDB reading those files (`read_json`) into one table per resource.
@@ -110,8 +110,8 @@ def _duckdb_env(workdir: Path, name: str) -> Path:
 def run_ours(config: Mapping[str, Any]) -> dict[str, Any]:
     workdir = Path(config["workdir"])
     database = _duckdb_env(workdir, "ours")
-    from pipelines.platform_pipeline import make_pipeline, sync
-    from pipelines.process_settings import apply_process_settings
+    from pipelines.sync.platform_pipeline import make_pipeline, sync
+    from pipelines.sync.process_settings import apply_process_settings
 
     apply_process_settings()  # as `platform-sync sync` does: the process is ours
     imported = time.perf_counter() - STARTED
@@ -148,7 +148,7 @@ def run_ours(config: Mapping[str, Any]) -> dict[str, Any]:
     }
     models_runs = int(config.get("models_runs") or 0)
     if models_runs:
-        from pipelines.models import run_models
+        from pipelines.dbt.runner import run_models
 
         timings, statuses = [], []
         for _ in range(models_runs):

@@ -1,6 +1,6 @@
 """Sales coverage on the dashboard: the API cannot list sales, so the figures of the pages built on sales
 count only the sales the sync found (`_platform_sales_coverage`, written after each sync by
-`pipelines/coverage.py`). Those pages say when coverage is partial and how to complete it; Data health
+`pipelines/sync/coverage.py`). Those pages say when coverage is partial and how to complete it; Data health
 shows the counts by channel.
 """
 
@@ -38,7 +38,7 @@ def coverage_rows(session: Session, raw: str) -> dict[str, tuple[int, int, int]]
 
 
 def partial_reasons(rows: dict[str, tuple[int, int, int]]) -> list[str]:
-    """Why the known sales may not be all the account's sales (the rule of `pipelines/coverage.py`)."""
+    """Why the known sales may not be all the account's sales (the rule of `pipelines/sync/coverage.py`)."""
     reasons = []
     if rows.get("webhooks", (0, 0, 0))[0] == 0:
         reasons.append(

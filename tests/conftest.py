@@ -1,7 +1,7 @@
 """Every test keeps dlt's working folders to itself: never the real `~/.dlt` nor a folder shared with
 another worktree's tests running on the same machine.
 
-`DLT_DATA_DIR` (where dlt, and so `platform-sync`, keeps pipelines: `pipelines/working_folder.py`) is
+`DLT_DATA_DIR` (where dlt, and so `platform-sync`, keeps pipelines: `pipelines/sync/working_folder.py`) is
 set for the whole session at import, before any fixture of any scope runs, and to `<tmp_path>/.dlt` for
 each test, so that a command run with `cwd=tmp_path` finds its working folder in `tmp_path/.dlt/pipelines`
 as a project folder would. Subprocesses inherit it with the environment.
@@ -19,7 +19,7 @@ _SESSION_DATA_DIR = tempfile.mkdtemp(prefix="platform-sync-tests-dlt-")
 os.environ["DLT_DATA_DIR"] = _SESSION_DATA_DIR
 os.environ.pop("PIPELINES_DIR", None)
 # A command run from the checkout (cwd=PROJECT_ROOT) must not move the checkout's own ./.dlt/pipelines
-# (pipelines/working_folder.py); tests/ops/test_working_folder.py clears it to test the move.
+# (pipelines/sync/working_folder.py); tests/ops/test_working_folder.py clears it to test the move.
 os.environ["PLATFORM_SYNC_KEEP_LEGACY_FOLDER"] = "1"
 # Tests talk only to servers they start on loopback: dlt's anonymous usage telemetry (on by default, an
 # HTTPS call to dltHub at the end of each run) is off for every test and the commands they start.

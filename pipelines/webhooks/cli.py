@@ -8,8 +8,8 @@ from typing import Any
 
 import dlt
 
-from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
-from pipelines.preflight import check_destination_name
+from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
+from pipelines.sync.preflight import check_destination_name
 from pipelines.webhooks.store import DEFAULT_STORE
 from sources.platform_client.errors import ConfigurationError
 

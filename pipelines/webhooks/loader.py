@@ -16,8 +16,9 @@ from typing import Any
 
 import dlt
 
-from pipelines.lock import run_lock
-from pipelines.platform_pipeline import make_pipeline
+from pipelines.sync.companion import companion_pipeline
+from pipelines.sync.lock import run_lock
+from pipelines.sync.platform_pipeline import make_pipeline
 from pipelines.webhooks.store import DeliveryStore
 from sources.platform.privacy import Scrubber, configured_privacy
 from sources.platform.privacy.forgotten import forgotten_from_destination
@@ -36,26 +37,6 @@ COLUMNS: dict[str, Any] = {
 }
 
 
-def companion_pipeline(name: str, destination: str, dataset: str) -> dlt.Pipeline:
-    """A pipeline named `name` that writes into the sync's destination and dataset.
-
-    dlt names a DuckDB file without configured credentials after its pipeline, so for DuckDB the sync's
-    resolved file is passed explicitly; other destinations take their credentials from config as the sync
-    does."""
-    sync_pipeline = make_pipeline(destination, dataset)
-    target: Any = sync_pipeline.destination
-    if sync_pipeline.destination.destination_name == "duckdb":
-        config: Any = sync_pipeline.destination_client().config
-        database = config.credentials.database
-        target = dlt.destinations.duckdb(str(database))
-    return dlt.pipeline(
-        pipeline_name=name,
-        destination=target,
-        dataset_name=dataset,
-        pipelines_dir=sync_pipeline.pipelines_dir,
-    )
-
-
 def scrubbed_body(body: str, data: Any) -> str:
     """A delivery's body with its data as loaded (pseudonymised or blocked)."""
     document = json.loads(body)
@@ -71,7 +52,7 @@ class LoadResult:
 
 def load_deliveries(store_path: str | Path, destination: str, dataset: str) -> LoadResult:
     """Load every stored delivery not loaded yet (merged on the delivery id) and mark it loaded."""
-    pipeline = companion_pipeline(WEBHOOK_PIPELINE, destination, dataset)
+    pipeline = companion_pipeline(WEBHOOK_PIPELINE, make_pipeline(destination, dataset))
     store = DeliveryStore(store_path)
     try:
         with run_lock(pipeline, "write", command="platform-sync webhooks load"):

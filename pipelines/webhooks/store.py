@@ -170,7 +170,8 @@ class DeliveryStore:
             self._db.execute("commit")
 
     def rewrite(self, delivery_id: str, body: str) -> None:
-        """Replace a delivery's body (its personal values changed: `pipelines/forget.py`, the loader)."""
+        """Replace a delivery's body (its personal values changed: `pipelines/commands/forget.py`, the
+        loader)."""
         with self._lock:
             self._db.execute("update deliveries set body = ? where id = ?", (body, delivery_id))
 

@@ -52,8 +52,8 @@ class OneWriterTasksGroup(PipelineTasksGroup):
     calls `pipeline.run`)."""
 
     def _run(self, pipeline: Any, data: Any, *args: Any, **kwargs: Any) -> None:
-        from pipelines.lock import run_lock
-        from pipelines.platform_pipeline import prepare_process
+        from pipelines.sync.lock import run_lock
+        from pipelines.sync.platform_pipeline import prepare_process
 
         os.chdir(_project_dir())
         prepare_process()
@@ -90,7 +90,7 @@ def _lock_dir() -> Path:
 def _pipeline() -> Any:
     """The pipeline in the working folder dlt's task group made for this worker (DLT_DATA_DIR, set when
     the group is created): the incremental state is restored from the destination when it is empty."""
-    from pipelines.platform_pipeline import make_pipeline
+    from pipelines.sync.platform_pipeline import make_pipeline
 
     return make_pipeline(pipelines_dir=Path(os.environ["DLT_DATA_DIR"]) / "pipelines")
 
@@ -112,7 +112,7 @@ def platform_sync() -> None:
         wipe_local_data=False,  # the working folder keeps state and pending packages between runs
         use_task_logger=True,
     )
-    from pipelines.platform_pipeline import file_format
+    from pipelines.sync.platform_pipeline import file_format
 
     pipeline = _pipeline()
     sync_tasks = group.add_run(
@@ -121,9 +121,9 @@ def platform_sync() -> None:
 
     @task
     def models() -> None:
-        from pipelines.lock import run_lock
-        from pipelines.models import run_models
-        from pipelines.platform_pipeline import make_pipeline
+        from pipelines.dbt.runner import run_models
+        from pipelines.sync.lock import run_lock
+        from pipelines.sync.platform_pipeline import make_pipeline
 
         os.chdir(_project_dir())
         pipeline = make_pipeline()  # the models need only the destination, from the project's config

@@ -27,10 +27,10 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 from dagster_dlt import dlt_assets
 from dlt.extract.source import DltSource
 
-from pipelines.lock import run_lock
-from pipelines.models import DBT_PROFILES_DIR, DBT_PROJECT_DIR, dbt_environment
-from pipelines.platform_pipeline import make_pipeline, sync
-from pipelines.runs import outcome_rows, record_run, run_started_at
+from pipelines.dbt.runner import DBT_PROFILES_DIR, DBT_PROJECT_DIR, dbt_environment
+from pipelines.sync.lock import run_lock
+from pipelines.sync.platform_pipeline import make_pipeline, sync
+from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sources.platform import platform_source
 from sources.platform.resources import STREAMS
 

@@ -19,9 +19,9 @@ import duckdb
 import httpx
 import pytest
 
-from pipelines.models import run_models
-from pipelines.platform_pipeline import sync
-from pipelines.runs import outcome_rows, record_run, run_started_at
+from pipelines.dbt.runner import run_models
+from pipelines.sync.platform_pipeline import sync
+from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sandbox.testing import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
 

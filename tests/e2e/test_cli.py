@@ -27,7 +27,7 @@ def cli_env(tmp_path: Path, options: dict[str, object]) -> dict[str, str]:
     env["PYTHONPATH"] = str(PROJECT_ROOT)
     env["DESTINATION__DUCKDB__CREDENTIALS"] = str(tmp_path / "warehouse.duckdb")
     # the folder as a project of its own: dlt's data folder (the pipelines' working folders) in it, so two
-    # folders' runs never continue from each other's state (pipelines/working_folder.py)
+    # folders' runs never continue from each other's state (pipelines/sync/working_folder.py)
     env["DLT_DATA_DIR"] = str(tmp_path / ".dlt")
     for key, value in options.items():
         env[f"SOURCES__PLATFORM__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)

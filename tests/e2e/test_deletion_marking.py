@@ -1,4 +1,4 @@
-"""The deletion marking step (`pipelines/deletions.py`) on a real DuckDB loaded by dlt: only a complete,
+"""The deletion marking step (`pipelines/sync/deletions.py`) on a real DuckDB loaded by dlt: only a complete,
 clean scan marks; the first time is kept; a product's children follow it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import dlt
 
-from pipelines.deletions import mark_deletions
+from pipelines.sync.deletions import mark_deletions
 from sources.platform.models import Departure
 from sources.platform.report import RunReport
 from tests.e2e.conftest import query

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 from dlt.common.normalizers.naming.snake_case import NamingConvention
 
-from pipelines.platform_pipeline import SyncResult, sync
+from pipelines.sync.platform_pipeline import SyncResult, sync
 from sandbox.testing import SandboxHandle, running_sandbox
 from sources.platform.models import KINDS
 from sources.platform.resources import STREAMS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.platform_pipeline import make_pipeline
+from pipelines.sync.platform_pipeline import make_pipeline
 
 
 def _loaded_settings(tmp_path: Path) -> tuple[str, str, str]:

@@ -12,7 +12,7 @@ import dlt
 import duckdb
 import pendulum
 
-from pipelines.platform_pipeline import sync
+from pipelines.sync.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sandbox.world.world import SyntheticWorld
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY

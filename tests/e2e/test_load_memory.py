@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
-from pipelines.load_memory import CEILING_MB, run_within_memory
+from pipelines.sync.load_memory import CEILING_MB, run_within_memory
 
 ROWS, COLUMNS = 10_000, 120
 

@@ -9,7 +9,7 @@ from typing import Any
 import dlt
 import pytest
 
-from pipelines.platform_pipeline import sync
+from pipelines.sync.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sources.platform.fastpath import offload
 from sources.platform.fastpath.offload import PageDecoder

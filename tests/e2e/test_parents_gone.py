@@ -11,8 +11,8 @@ from datetime import datetime
 
 import pytest
 
-from pipelines.platform_pipeline import sync
-from pipelines.summary import print_summary
+from pipelines.cli.summary import print_summary
+from pipelines.sync.platform_pipeline import sync
 from sandbox.testing import SandboxHandle, running_sandbox
 from sandbox.world.gone import GoneWorld
 from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, query, source_options

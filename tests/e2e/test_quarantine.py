@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from pipelines.platform_pipeline import sync
+from pipelines.sync.platform_pipeline import sync
 from sources.platform_client.client import PlatformClient
 from tests.e2e.conftest import query
 from tests.source.test_models import record

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pipelines.platform_pipeline import sync
+from pipelines.sync.platform_pipeline import sync
 from sources.platform.resources import STREAMS
 from sources.platform_client.client import PlatformClient
 from tests.e2e.conftest import ids, query, source_options

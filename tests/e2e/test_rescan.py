@@ -12,8 +12,8 @@ import dlt
 import pendulum
 import pytest
 
-from pipelines.platform_pipeline import SyncResult, sync
-from pipelines.summary import print_summary
+from pipelines.cli.summary import print_summary
+from pipelines.sync.platform_pipeline import SyncResult, sync
 from sources.platform import platform_source
 from sources.platform.rescan import LAST_SCANS_KEY, is_due
 from sources.platform.resources import FULL_SCANS, STREAMS

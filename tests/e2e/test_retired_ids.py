@@ -8,10 +8,10 @@ from typing import Any
 
 import duckdb
 
-from pipelines.coverage import HOW_TO_COMPLETE
-from pipelines.platform_pipeline import sync
-from pipelines.runs import outcome_rows, record_run, run_started_at
-from pipelines.summary import print_summary
+from pipelines.cli.summary import print_summary
+from pipelines.sync.coverage import HOW_TO_COMPLETE
+from pipelines.sync.platform_pipeline import sync
+from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sandbox.world.world import SyntheticWorld
 from tests.e2e.conftest import E2E_SCALE, query, source_options
 from tests.e2e.test_cli import cli_env, run_cli

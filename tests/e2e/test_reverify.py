@@ -11,9 +11,9 @@ from typing import Any
 
 import dlt
 
-from pipelines.coverage import HOW_TO_COMPLETE
-from pipelines.platform_pipeline import sync
-from pipelines.summary import print_summary
+from pipelines.cli.summary import print_summary
+from pipelines.sync.coverage import HOW_TO_COMPLETE
+from pipelines.sync.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sources.platform.resources.followups import DUE_KEY
 from tests.e2e.api_truth import ApiTruth

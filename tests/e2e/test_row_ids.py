@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dlt
 
-from pipelines.platform_pipeline import sync
+from pipelines.sync.platform_pipeline import sync
 from sources.platform import platform_source
 from tests.e2e.conftest import query, source_options, warehouse_tables
 

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipelines.platform_pipeline import sync
-from pipelines.summary import print_summary
+from pipelines.cli.summary import print_summary
+from pipelines.sync.platform_pipeline import sync
 from sandbox.testing import SandboxHandle, running_sandbox
 from sources.platform_client.operations import OPERATIONS
 from tests.e2e.api_truth import ApiTruth

@@ -11,7 +11,7 @@ from typing import Any
 import dlt
 import pytest
 
-from pipelines.platform_pipeline import SyncResult, sync
+from pipelines.sync.platform_pipeline import SyncResult, sync
 from sandbox.testing import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
 from tests.warehouses import assert_exact

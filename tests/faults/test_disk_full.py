@@ -1,6 +1,6 @@
 """A full disk takes back nothing (issue 26): an incremental sync whose warehouse disk, or pipeline folder
 disk, fills up fails with one line saying which disk and what to do, exit 1, no traceback; every table is
-then as it was before the run or as it is after the rerun, never between (`pipelines/load_failure.py`:
+then as it was before the run or as it is after the rerun, never between (`pipelines/sync/load_failure.py`:
 each table's load is one transaction); once space is freed the rerun loads what the failed run left and
 ends exact against the same two syncs made without the fault.
 
@@ -17,7 +17,7 @@ import dlt
 import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
 
-from pipelines.load_failure import failure_line
+from pipelines.sync.load_failure import failure_line
 from sandbox.testing import SandboxHandle
 from tests.e2e.conftest import source_options
 from tests.faults.conftest import database_of, run, world
@@ -51,7 +51,7 @@ def _fill(disk: Path, leave: int) -> Path:
 
 
 def _sync(handle: SandboxHandle, cwd: Path, database: Path) -> subprocess.CompletedProcess[str]:
-    # Each project folder its own dlt data folder (pipelines/working_folder.py): the reference's syncs
+    # Each project folder its own dlt data folder (pipelines/sync/working_folder.py): the reference's syncs
     # must not continue from the state of ours, which loads into another DuckDB file.
     env = in_folder(cli_env(cwd, dict(source_options(handle, handle.token())), database), cwd)
     return run_cli(["sync", "--no-progress"], env, cwd)

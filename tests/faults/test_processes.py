@@ -101,7 +101,7 @@ def test_children_end_with_the_sync(tmp_path: Path, kind: str, how: signal.Signa
 # A parent that starts a child which would wait forever, prints the child's pid, and waits too.
 FORKED_WORKER = """
 import multiprocessing, sys, time
-from pipelines.parallelism import workers_end_with_the_sync
+from pipelines.sync.parallelism import workers_end_with_the_sync
 workers_end_with_the_sync()
 child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(600,))
 child.start()

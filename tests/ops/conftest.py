@@ -26,7 +26,7 @@ def cli_env(tmp_path: Path, options: dict[str, object], database: Path | None = 
 
 def in_folder(env: dict[str, str], folder: Path) -> dict[str, str]:
     """`env` for a command run from `folder` as from a project of its own: dlt's data folder (the
-    pipelines' working folders, pipelines/working_folder.py) in `folder/.dlt`. (tests/conftest.py gives
+    pipelines' working folders, pipelines/sync/working_folder.py) in `folder/.dlt`. (tests/conftest.py gives
     each test one, `tmp_path/.dlt`, which the commands run from `tmp_path` use.)"""
     return {**env, "DLT_DATA_DIR": str(folder / ".dlt")}
 

@@ -87,15 +87,15 @@ def test_importing_the_source_and_syncing_leave_the_process_settings_alone(tmp_p
 import os, pyarrow as pa
 pa.set_memory_pool(pa.mimalloc_memory_pool())
 forks = []
-import sources.platform, pipelines.platform_pipeline as p
+import sources.platform, pipelines.sync.platform_pipeline as p
 p.prepare_process()
-from pipelines import parallelism
+from pipelines.sync import parallelism
 pid = os.fork()
 if pid == 0:
     os._exit(0)
 os.waitpid(pid, 0)
 print(pa.default_memory_pool().backend_name, parallelism._REGISTERED)
-from pipelines.process_settings import apply_process_settings
+from pipelines.sync.process_settings import apply_process_settings
 apply_process_settings()
 print(pa.default_memory_pool().backend_name, parallelism._REGISTERED)
 """

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import extras
-from pipelines.platform_pipeline import make_pipeline
+from pipelines.cli import extras
+from pipelines.sync.platform_pipeline import make_pipeline
 from sources.platform_client.errors import ConfigurationError
 from tests.ops.conftest import run_cli
 
-# The run locks (pipelines/lock.py: the working folder's, the DuckDB file's) are coordination files, not
+# The run locks (pipelines/sync/lock.py: the working folder's, the DuckDB file's) are coordination files, not
 # state: a command refused after taking them leaves them with no holder (`{"holders": []}`), as any
 # finished command does.
 LOCK_SUFFIX = ".lock"

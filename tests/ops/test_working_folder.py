@@ -8,8 +8,8 @@ from pathlib import Path
 import dlt
 import pytest
 
-from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
-from pipelines.working_folder import pipelines_dir_for
+from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
+from pipelines.sync.working_folder import pipelines_dir_for
 
 
 @pytest.fixture

@@ -26,9 +26,9 @@ import duckdb
 import psycopg2
 import pytest
 
-from pipelines.freshness import source_freshness
-from pipelines.models import ModelsResult, raw_tables, run_models
-from pipelines.platform_pipeline import SyncResult, sync
+from pipelines.dbt.freshness import source_freshness
+from pipelines.dbt.runner import ModelsResult, raw_tables, run_models
+from pipelines.sync.platform_pipeline import SyncResult, sync
 from sandbox.testing import running_sandbox
 from tests.e2e.conftest import source_options
 from tests.postgres.server import PostgresServer, free_port
@@ -196,7 +196,7 @@ def test_the_syncs_load_the_same_raw_rows_into_postgres_as_into_duckdb(synced: S
 
 def test_the_sales_coverage_and_verification_are_counted_alike_on_both_engines(synced: Synced) -> None:
     """The coverage by channel and the oldest verification are asked of the destination in SQL
-    (`pipelines/coverage.py`): PostgreSQL answers as DuckDB does, for the same first sync."""
+    (`pipelines/sync/coverage.py`): PostgreSQL answers as DuckDB does, for the same first sync."""
 
     def counts(result: Any) -> dict[str, tuple[int, int, int]]:
         return {row["channel"]: (row["named"], row["loaded"], row["retired"]) for row in result.coverage}
@@ -284,7 +284,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 def platform_sync(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The real command, in `cwd` (its own `.dlt/`), with this checkout's code."""
     return subprocess.run(
-        [sys.executable, "-c", "import sys; from pipelines.cli import main; sys.exit(main())", *args],
+        [sys.executable, "-c", "import sys; from pipelines.cli.main import main; sys.exit(main())", *args],
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(REPOSITORY), **env},
         capture_output=True,
@@ -428,9 +428,9 @@ def first_difference(ours: Any, theirs: Any, path: str) -> str:
 
 
 def test_the_run_and_freshness_records_load_into_postgres(synced: Synced) -> None:
-    """What the command records after a sync (`pipelines/runs.py`) merges into PostgreSQL too: one
+    """What the command records after a sync (`pipelines/sync/runs.py`) merges into PostgreSQL too: one
     freshness row per table, replaced by the next record, and one run row per resource per run."""
-    from pipelines.runs import outcome_rows, record_run, run_started_at
+    from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 
     result = synced.postgres_again
     # a dataset of its own: the raw dataset is compared table for table with DuckDB's

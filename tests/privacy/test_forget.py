@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipelines.models import run_models
+from pipelines.dbt.runner import run_models
 from pipelines.webhooks.store import DeliveryStore, parse_delivery
 from sandbox.testing import running_sandbox
 from sandbox.world.people import People, Person

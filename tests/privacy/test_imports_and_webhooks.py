@@ -9,10 +9,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.attendee_rows import Row
-from pipelines.attendees_import import load_results
-from pipelines.forget import forget, wanted
-from pipelines.platform_pipeline import make_pipeline
+from pipelines.commands.attendee_rows import Row
+from pipelines.commands.attendees_import import load_results
+from pipelines.commands.forget import forget, wanted
+from pipelines.sync.platform_pipeline import make_pipeline
 from pipelines.webhooks.loader import load_deliveries
 from pipelines.webhooks.store import DeliveryStore, parse_delivery
 from sources.platform.privacy import configured_privacy, parse_privacy

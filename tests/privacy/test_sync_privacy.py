@@ -13,7 +13,7 @@ import dlt
 import duckdb
 import pytest
 
-from pipelines.models import headline_figures, run_models
+from pipelines.dbt.runner import headline_figures, run_models
 from sandbox.testing import running_sandbox
 from sources.platform.privacy import parse_privacy
 from tests.e2e.conftest import source_options

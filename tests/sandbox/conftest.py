@@ -47,14 +47,6 @@ OPERATIONS_SCOPES: dict[str, tuple[str, ...]] = {
 }
 
 
-def synthetic_world_available() -> bool:
-    try:
-        from sandbox.world import SyntheticWorld  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def fake_requests() -> dict[str, tuple[str, str, dict[str, Any] | None]]:
     """A successful request of every API operation against the fake world: (method, path, params/body)."""
     from fake_world import ADD_ATTENDEE, EVENT_ID
@@ -146,8 +138,6 @@ def fake_api(fake_sandbox: SandboxHandle) -> Iterator[Api]:
 
 @pytest.fixture(scope="session")
 def synthetic_sandbox() -> Iterator[SandboxHandle]:
-    if not synthetic_world_available():
-        pytest.skip("sandbox.world.SyntheticWorld is not available yet")
     with running_sandbox(seed=1, scale=200, rate_limits=False) as sandbox:
         yield sandbox
 

@@ -21,6 +21,7 @@ import httpx
 import pytest
 import yaml
 
+from sandbox import testing
 from sources.platform_client.auth import exchange_code
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.clock import Clock, SystemClock
@@ -114,7 +115,6 @@ def session(
 def _sandbox_to_record(sandbox_options: dict[str, Any]) -> Iterator[Any]:
     """A sandbox started here, or the one at PLATFORM_SYNC_RECORD_BASE_URL / _AUTH_URL (`make cassettes
     BASE_URL=... AUTH_URL=...`), started with the options recorded beside the cassette."""
-    testing = pytest.importorskip("sandbox.testing")
     base_url = os.environ.get("PLATFORM_SYNC_RECORD_BASE_URL")
     if base_url:
         handle = testing.SandboxHandle(

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from sandbox import auth as sandbox_auth
+from sandbox import testing
 from sources.platform_client.auth import exchange_code, store_token
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import (
@@ -21,9 +23,6 @@ from sources.platform_client.errors import (
 )
 from sources.platform_client.errors import ValidationError as ApiValidationError
 from sources.platform_client.operations import ALL_SCOPES
-
-testing = pytest.importorskip("sandbox.testing")
-sandbox_auth = pytest.importorskip("sandbox.auth")
 
 TIME_SCALE = 60.0  # every rate-limit window is one second, on both sides
 

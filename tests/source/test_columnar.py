@@ -12,7 +12,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pipelines.platform_pipeline import _keep_packed_row_ids
+from pipelines.sync.platform_pipeline import _keep_packed_row_ids
 from sources.platform.fastpath.columnar import columnar_layout, packed_pages, page_table
 from sources.platform.models import columns_for, parse_record
 from sources.platform.resources import STREAMS, Stream

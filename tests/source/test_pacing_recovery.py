@@ -150,8 +150,8 @@ def test_retry_after_as_an_http_date_on_429(make_client, script, clock):
 def test_the_summary_tells_another_clients_429s_apart():
     import io
 
-    from pipelines.platform_pipeline import SyncResult
-    from pipelines.summary import print_summary
+    from pipelines.cli.summary import print_summary
+    from pipelines.sync.platform_pipeline import SyncResult
     from sources.platform.report import RunReport
 
     report = RunReport()

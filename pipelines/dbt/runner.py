@@ -13,7 +13,7 @@ Either way `PLATFORM_SYNC_RAW_SCHEMA` tells the sources where the raw tables are
 
 `platform-sync models` first checks that the dataset holds raw tables (`require_raw_tables`): dbt would
 otherwise build empty marts on a destination the sync never wrote to and call it a success. After the
-build it runs `dbt source freshness` on the raw tables present (`pipelines/freshness.py`).
+build it runs `dbt source freshness` on the raw tables present (`pipelines/dbt/freshness.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 import dlt
 
-DBT_PROJECT_DIR = Path(__file__).resolve().parent.parent / "dbt_models"
+DBT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_models"
 DBT_PROFILES_DIR = DBT_PROJECT_DIR / "profiles"
 MARTS_SCHEMA = "marts"
 MODELS_DESTINATIONS = ("duckdb", "postgres")  # the ones dbt_environment writes a profile for
@@ -337,8 +337,8 @@ def _aligned(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m pipelines.models [dbt command ...]`: the models on the default pipeline."""
-    from pipelines.platform_pipeline import make_pipeline
+    """`python -m pipelines.dbt.runner [dbt command ...]`: the models on the default pipeline."""
+    from pipelines.sync.platform_pipeline import make_pipeline
 
     arguments = list(argv if argv is not None else sys.argv[1:])
     result = run_models(make_pipeline(), " ".join(arguments) or "build")

@@ -16,17 +16,17 @@ from typing import Any
 
 import httpx
 
-from pipelines.interrupt import (
+from pipelines.cli.interrupt import (
     EXIT_STATUS,
     Interruption,
     interrupted_line,
     stop_on_signals,
     tables_loaded_since,
 )
-from pipelines.platform_pipeline import make_pipeline, sync
-from pipelines.progress import SyncProgress, progress_for
-from pipelines.runs import outcome_rows, record_run, run_started_at
-from pipelines.summary import print_interrupted, print_summary
+from pipelines.cli.summary import print_interrupted, print_summary
+from pipelines.sync.platform_pipeline import make_pipeline, sync
+from pipelines.sync.progress import SyncProgress, progress_for
+from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sources.platform_client.auth import exchange_code
 
 DEMO_CLIENT_ID = "sandbox-demo"
@@ -62,7 +62,7 @@ def run_demo(scale: int | None = None, seed: int = 1) -> int:
         options = _source_options(
             sandbox.base_url, grant.access_token, sorted(grant.scopes), sandbox.catalog()
         )
-        # Ctrl-C or SIGTERM: as for `platform-sync sync` (pipelines/interrupt.py), and the sandbox stops.
+        # Ctrl-C or SIGTERM: as for `platform-sync sync` (pipelines/cli/interrupt.py), and the sandbox stops.
         # Installed before the pipeline is made: dlt reads `runtime.intercept_signals` then.
         interruption = Interruption(
             on_signal=lambda signum: None, release=[sandbox.process.terminate] if sandbox.process else []
@@ -125,7 +125,7 @@ def _explain_warnings(warned: list[Any]) -> None:
 
 
 def _run_models_and_headlines(pipeline: Any) -> int:
-    from pipelines.models import headline_figures, run_models
+    from pipelines.dbt.runner import headline_figures, run_models
 
     print("\nrunning the dbt models (dbt build: staging, intermediate and marts, with their tests) ...")
     started = time.monotonic()

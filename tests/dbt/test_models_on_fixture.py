@@ -25,8 +25,8 @@ import dlt
 import duckdb
 import pytest
 
-from pipelines.models import DBT_PROJECT_DIR, ModelsResult, headline_figures, run_models
-from tests.models import raw_fixture
+from pipelines.dbt.runner import DBT_PROJECT_DIR, ModelsResult, headline_figures, run_models
+from tests.dbt import raw_fixture
 
 pytestmark = pytest.mark.xdist_group("dbt_models_fixture")
 

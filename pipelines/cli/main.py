@@ -5,7 +5,7 @@ Exit status: 0 all done; 1 failed (also when every resource failed or the token 
 in another program, the dashboard's port is taken;
 3 partial: some resources were skipped (a missing scope) or failed, the others were loaded;
 130 / 143 interrupted by SIGINT (Ctrl-C) / SIGTERM: nothing lost, the next run goes on from there.
-Each cause of a failure is said once, on stderr (`pipelines/messages.py`).
+Each cause of a failure is said once, on stderr (`pipelines/cli/messages.py`).
 """
 
 from __future__ import annotations
@@ -30,20 +30,22 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
-from pipelines.extras import require_extra
-from pipelines.forget import add_forget_command
-from pipelines.interrupt import (
+from pipelines.cli.extras import require_extra
+from pipelines.cli.interrupt import (
     EXIT_STATUS,
     Interruption,
     interrupted_line,
     stop_on_signals,
     tables_loaded_since,
 )
-from pipelines.load_failure import failure_line, quiet_dlt_logs
-from pipelines.lock import LockHeld, run_lock
-from pipelines.messages import HoldResourceOutcomes, grouped_causes, invalid_value_message, step_failure
-from pipelines.output import configure_logging, is_json, print_json, say
-from pipelines.platform_pipeline import (
+from pipelines.cli.messages import HoldResourceOutcomes, grouped_causes, invalid_value_message, step_failure
+from pipelines.cli.output import configure_logging, is_json, print_json, say
+from pipelines.cli.summary import print_interrupted, print_summary
+from pipelines.commands.forget import add_forget_command
+from pipelines.commands.write_commands import add_write_commands
+from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
+from pipelines.sync.lock import LockHeld, run_lock
+from pipelines.sync.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
     PIPELINE_NAME,
@@ -52,12 +54,10 @@ from pipelines.platform_pipeline import (
     make_pipeline,
     sync,
 )
-from pipelines.preflight import check_destination_config, check_destination_name
-from pipelines.process_settings import apply_process_settings
-from pipelines.progress import SyncProgress, progress_for
-from pipelines.runs import outcome_rows, record_run, run_started_at
-from pipelines.summary import print_interrupted, print_summary
-from pipelines.write_commands import add_write_commands
+from pipelines.sync.preflight import check_destination_config, check_destination_name
+from pipelines.sync.process_settings import apply_process_settings
+from pipelines.sync.progress import SyncProgress, progress_for
+from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sources.platform.config_check import explain as explain_config_error
 from sources.platform.resources import STREAMS
 from sources.platform_client.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
@@ -321,7 +321,7 @@ def failure_lines(result: SyncResult, failure: str | None) -> list[str]:
 
 
 def _run_auth(options: argparse.Namespace) -> int:
-    from pipelines.authorize import exchange_and_store
+    from pipelines.commands.authorize import exchange_and_store
 
     grant = exchange_and_store(options.code, options.secrets_path, options.redirect_uri)
     print(f"token stored in {options.secrets_path} with scopes: {' '.join(sorted(grant.scopes))}")
@@ -337,8 +337,8 @@ def _run_models(options: argparse.Namespace) -> int:
     """
     from dataclasses import asdict
 
-    from pipelines.freshness import source_freshness
-    from pipelines.models import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
+    from pipelines.dbt.freshness import source_freshness
+    from pipelines.dbt.runner import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
 
     check_destination_name(options.destination)
     check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
@@ -374,7 +374,7 @@ def _run_models(options: argparse.Namespace) -> int:
 
 
 def _run_demo(options: argparse.Namespace) -> int:
-    from pipelines.demo import run_demo
+    from pipelines.cli.demo import run_demo
 
     return run_demo(scale=options.scale, seed=options.seed)
 

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
-from pipelines.preflight import check_destination_name
+from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
+from pipelines.sync.preflight import check_destination_name
 from pipelines.webhooks.cli import add_commands as add_webhook_commands
 from sources.platform_client.errors import ConfigurationError
 
@@ -73,8 +73,8 @@ def add_cart_commands(commands: Any) -> None:
 
 
 def run_cart_create(options: argparse.Namespace) -> int:
-    from pipelines.attendees_import import client_from_config
-    from pipelines.carts import cart_from_flags, create_cart, read_cart_file
+    from pipelines.commands.attendees_import import client_from_config
+    from pipelines.commands.carts import cart_from_flags, create_cart, read_cart_file
 
     if options.file is not None:
         body = read_cart_file(options.file)
@@ -89,8 +89,8 @@ def run_cart_create(options: argparse.Namespace) -> int:
 
 
 def run_attendees_import(options: argparse.Namespace) -> int:
-    from pipelines.attendee_rows import read_csv, read_query
-    from pipelines.attendees_import import run_import
+    from pipelines.commands.attendee_rows import read_csv, read_query
+    from pipelines.commands.attendees_import import run_import
 
     check_destination_name(options.destination)
     if options.file is not None:

@@ -19,8 +19,9 @@ from typing import Any
 
 import dlt
 
-from pipelines.coverage import COVERAGE_COLUMNS, COVERAGE_TABLE
-from pipelines.platform_pipeline import SyncResult
+from pipelines.sync.companion import companion_pipeline
+from pipelines.sync.coverage import COVERAGE_COLUMNS, COVERAGE_TABLE
+from pipelines.sync.platform_pipeline import SyncResult
 from sources.platform.freshness import FRESHNESS_COLUMNS, FRESHNESS_TABLE
 from sources.platform.resources import STREAMS
 from sources.platform.retired import RETIRED_COLUMNS, RETIRED_TABLE
@@ -86,12 +87,7 @@ def record_run(
 
     A failure here is logged and reported as False: the sync itself is done and its exit status stands.
     """
-    runs = dlt.pipeline(
-        pipeline_name=RUNS_PIPELINE,
-        pipelines_dir=pipeline.pipelines_dir,
-        destination=pipeline.destination,
-        dataset_name=pipeline.dataset_name,
-    )
+    runs = companion_pipeline(RUNS_PIPELINE, pipeline)
     resources = [dlt.resource(rows, name=RUNS_TABLE, write_disposition="append", columns=RUNS_COLUMNS)]
     if freshness:
         resources.append(

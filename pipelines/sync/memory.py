@@ -7,7 +7,7 @@ whose pages the C allocator keeps, and Arrow's memory pool, which would otherwis
 allocations (bench/README.md).
 
 The normalize step starts the same way: its workers are forked from this process
-(`pipelines/parallelism.py`), and a forked worker starts out holding every page the process holds.
+(`pipelines/sync/parallelism.py`), and a forked worker starts out holding every page the process holds.
 Released first, the process and its workers together peak lower (bench/README.md).
 
 Arrow's default pool (mimalloc) keeps freed pages for reuse; `use_system_arrow_pool` makes Arrow
@@ -23,7 +23,7 @@ dlt calls at the start of every step; `releasing_memory` adds the release to the
 user asked for, if any.
 
 Process-wide settings (`use_system_arrow_pool`, `limit_malloc_arenas`) change the allocator of the
-whole process: only our command line applies them (`pipelines/process_settings.py`), never the source
+whole process: only our command line applies them (`pipelines/sync/process_settings.py`), never the source
 or the pipeline when a host such as Airflow or Dagster imports them.
 """
 
@@ -40,7 +40,7 @@ from typing import Any
 import pyarrow as pa
 from dlt.common.runtime.collector import Collector, NullCollector
 
-from pipelines.defaults import set_default
+from pipelines.sync.defaults import set_default
 
 # Rows that dlt's writers hold per table before writing them to a file (dlt's default: 5000). Rows with
 # lists are large Python objects: lower peaks in every step with 1000, at the same speed

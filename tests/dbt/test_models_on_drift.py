@@ -17,8 +17,8 @@ import dlt
 import duckdb
 import pytest
 
-from pipelines.models import ModelsResult, run_models
-from tests.models import drift_fixture, raw_fixture
+from pipelines.dbt.runner import ModelsResult, run_models
+from tests.dbt import drift_fixture, raw_fixture
 
 pytestmark = pytest.mark.xdist_group("dbt_models_drift")
 

@@ -1,5 +1,5 @@
 """The models on what the pipeline really loads: the sandbox synced into DuckDB at two seeds and scales,
-then `dbt build` through pipelines.models.run_models. Every model builds and every test passes (the
+then `dbt build` through pipelines.dbt.runner.run_models. Every model builds and every test passes (the
 warn-level references included), and the marts agree with the raw data they summarise.
 """
 
@@ -13,8 +13,8 @@ import dlt
 import duckdb
 import pytest
 
-from pipelines.models import headline_figures, run_models
-from pipelines.platform_pipeline import sync
+from pipelines.dbt.runner import headline_figures, run_models
+from pipelines.sync.platform_pipeline import sync
 from sandbox.testing import running_sandbox
 from sandbox.world import SyntheticWorld
 from tests.e2e.conftest import source_options

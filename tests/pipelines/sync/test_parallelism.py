@@ -11,7 +11,7 @@ import pytest
 from dlt.common.configuration import resolve_configuration
 from dlt.normalize.configuration import NormalizeConfiguration
 
-from pipelines import parallelism
+from pipelines.sync import parallelism
 
 
 def _normalize_workers() -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 import dlt
 import yaml  # type: ignore[import-untyped]  # as in dashboard/: no stubs installed
 
-from pipelines.models import DBT_PROJECT_DIR, dbt_target_path, run_models
+from pipelines.dbt.runner import DBT_PROJECT_DIR, dbt_target_path, run_models
 
 SOURCES_YML = DBT_PROJECT_DIR / "models" / "staging" / "__sources.yml"
 

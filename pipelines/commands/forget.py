@@ -26,10 +26,11 @@ from typing import Any
 
 import dlt
 
-from pipelines.lock import run_lock
-from pipelines.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
-from pipelines.preflight import check_destination_config, check_destination_name
-from pipelines.webhooks.loader import WEBHOOK_TABLE, companion_pipeline
+from pipelines.sync.companion import companion_pipeline
+from pipelines.sync.lock import run_lock
+from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
+from pipelines.sync.preflight import check_destination_config, check_destination_name
+from pipelines.webhooks.loader import WEBHOOK_TABLE
 from pipelines.webhooks.store import DEFAULT_STORE, DeliveryStore
 from sources.platform.departures import DEPARTURES_TABLE, QUARANTINE_TABLE
 from sources.platform.privacy import IDENTIFYING, PrivacySettings, configured_privacy, normalise
@@ -304,8 +305,7 @@ def _record(pipeline: dlt.Pipeline, person: Wanted, result: ForgetResult, ids: d
         for group, values in sorted(ids.items())
         for forgotten_id in sorted(values)
     ]
-    destination = pipeline.destination.destination_name
-    target = companion_pipeline(FORGET_PIPELINE, destination, pipeline.dataset_name)
+    target = companion_pipeline(FORGET_PIPELINE, pipeline)
     resources = [dlt.resource([request], name=REQUESTS_TABLE, write_disposition="append")]
     if forgotten:
         resources.append(dlt.resource(forgotten, name=FORGOTTEN_TABLE, write_disposition="append"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import yaml  # type: ignore[import-untyped]
 
-from pipelines.models import DBT_PROJECT_DIR
+from pipelines.dbt.runner import DBT_PROJECT_DIR
 from sources.platform.models import ENUMS
 
 

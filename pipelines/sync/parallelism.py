@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 
-from pipelines.defaults import set_default
+from pipelines.sync.defaults import set_default
 from sources.platform.fastpath.lifeline import end_with_parent
 
 # Two tables dominate the step and dlt hands a worker whole files: a third worker would mostly idle,
@@ -48,7 +48,7 @@ def workers_end_with_the_sync() -> None:
     """dlt forks its normalize workers from the main thread: each forked child ends when this process
     ends, even by kill -9 or SIGTERM, instead of living on with the sync's stdout open
     (`sources/platform/fastpath/lifeline.py`). Registered once per process, and only by our command
-    line (`pipelines/process_settings.py`): an at-fork hook acts on every fork of the process, which in
+    line (`pipelines/sync/process_settings.py`): an at-fork hook acts on every fork of the process, which in
     a host such as an Airflow worker is not ours to change. (From another thread dlt spawns them
     instead; spawned workers are not tied to the sync here.)"""
     with _registered:

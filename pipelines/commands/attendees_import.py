@@ -32,9 +32,10 @@ from typing import Any
 
 import dlt
 
-from pipelines.attendee_rows import Row, mark_duplicates
-from pipelines.lock import hold, run_lock
-from pipelines.webhooks.loader import companion_pipeline
+from pipelines.commands.attendee_rows import Row, mark_duplicates
+from pipelines.sync.companion import companion_pipeline
+from pipelines.sync.lock import hold, run_lock
+from pipelines.sync.platform_pipeline import make_pipeline
 from sources.platform.privacy import Scrubber, configured_privacy
 from sources.platform.privacy.forgotten import forgotten_from_destination
 from sources.platform_client.client import PlatformClient
@@ -250,7 +251,7 @@ def load_results(rows: list[Row], event_id: str, ticket_id: str, destination: st
         }
         for row in rows
     ]
-    pipeline = companion_pipeline(IMPORT_PIPELINE, destination, dataset)
+    pipeline = companion_pipeline(IMPORT_PIPELINE, make_pipeline(destination, dataset))
     scrubber = Scrubber(configured_privacy(), forgotten_from_destination)
     if scrubber.changes_anything():  # the name and email as the sync treats them (`privacy/`)
         records = [scrubber.json(record) for record in records]

@@ -15,8 +15,8 @@ import dlt
 import duckdb
 import pytest
 
-from pipelines.models import run_models
-from tests.models import raw_fixture
+from pipelines.dbt.runner import run_models
+from tests.dbt import raw_fixture
 
 pytestmark = pytest.mark.xdist_group("dbt_models_deletions")
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines.lock import hold
+from pipelines.sync.lock import hold
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import (
     ApiError,

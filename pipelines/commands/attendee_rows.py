@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipelines.lock import run_lock
-from pipelines.platform_pipeline import make_pipeline
+from pipelines.sync.lock import run_lock
+from pipelines.sync.platform_pipeline import make_pipeline
 from sources.platform_client.errors import ConfigurationError
 
 EMAIL = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;.]{2,}$")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from pipelines.coverage import coverage_lines
-from pipelines.deletions import deletion_summary
-from pipelines.platform_pipeline import SyncResult
-from pipelines.progress import ResourceLine
+from pipelines.sync.coverage import coverage_lines
+from pipelines.sync.deletions import deletion_summary
+from pipelines.sync.platform_pipeline import SyncResult
+from pipelines.sync.progress import ResourceLine
 from sources.platform.departures import Quarantined
 from sources.platform.freshness import freshness_lines
 
@@ -54,7 +54,7 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
         print(deleted, file=out)
     if (clock := result.report.run_clock) and (skew := clock.skew_line()):
         print(skew, file=out)
-    # the reasons are said once per cause on stderr (`pipelines/messages.py`)
+    # the reasons are said once per cause on stderr (`pipelines/cli/messages.py`)
     for resource in result.report.skipped:
         print(f"SKIPPED {resource}", file=out)
     for resource in result.report.failed:

@@ -17,15 +17,15 @@ from dlt.common.pipeline import LoadInfo
 from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
-from pipelines.coverage import sales_coverage, sales_verification
-from pipelines.deletions import deletion_time, mark_deletions
-from pipelines.load_failure import transactional_loads
-from pipelines.load_memory import run_within_memory
-from pipelines.memory import bound_writer_buffers, releasing_memory
-from pipelines.parallelism import parallel_normalize
-from pipelines.privacy_guard import check_privacy
-from pipelines.progress import SyncProgress
-from pipelines.working_folder import adopt_legacy_folder, pipelines_dir_for
+from pipelines.sync.coverage import sales_coverage, sales_verification
+from pipelines.sync.deletions import deletion_time, mark_deletions
+from pipelines.sync.load_failure import transactional_loads
+from pipelines.sync.load_memory import run_within_memory
+from pipelines.sync.memory import bound_writer_buffers, releasing_memory
+from pipelines.sync.parallelism import parallel_normalize
+from pipelines.sync.privacy_guard import check_privacy
+from pipelines.sync.progress import SyncProgress
+from pipelines.sync.working_folder import adopt_legacy_folder, pipelines_dir_for
 from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
 from sources.platform.freshness import table_freshness
@@ -74,7 +74,7 @@ def make_pipeline(
     progress: bool | Collector = False,
 ) -> dlt.Pipeline:
     """The pipeline, with its working folder where dlt keeps pipelines (`pipelines_dir`, `DLT_DATA_DIR`,
-    `~/.dlt/pipelines`: `pipelines/working_folder.py`), one per destination and dataset; a working
+    `~/.dlt/pipelines`: `pipelines/sync/working_folder.py`), one per destination and dataset; a working
     folder that an earlier version kept in `./.dlt/pipelines` is moved there first.
 
     With DuckDB and no credentials configured, dlt names the file after the pipeline:
@@ -100,7 +100,7 @@ def make_pipeline(
 
 def working_folder(destination: str = DEFAULT_DESTINATION, dataset_name: str = DATASET_NAME) -> Path:
     """The `pipelines_dir` of the pipeline into `destination`/`dataset_name`, with an earlier version's
-    `./.dlt/pipelines` working folder moved into it (`pipelines/working_folder.py`)."""
+    `./.dlt/pipelines` working folder moved into it (`pipelines/sync/working_folder.py`)."""
     folder = pipelines_dir_for(PIPELINE_NAME, destination, dataset_name, (DEFAULT_DESTINATION, DATASET_NAME))
     adopt_legacy_folder(PIPELINE_NAME, folder, destination, dataset_name)
     return folder
@@ -212,7 +212,7 @@ def finish_pending_packages(pipeline: dlt.Pipeline, loader_file_format: Any) -> 
 def prepare_process() -> None:
     """The dlt settings a sync runs with (dlt configuration only); for runners that call `pipeline.run`
     themselves (the Airflow DAG in schedules/airflow). Settings that change the whole process are our
-    command line's (`pipelines/process_settings.py`)."""
+    command line's (`pipelines/sync/process_settings.py`)."""
     _keep_packed_row_ids()
     bound_writer_buffers()
     parallel_normalize()
