@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.app import Call, OperationDef
+from sandbox.operation import Call, OperationDef, envelope
 from sandbox.params import path_int
-from sandbox.routes_store import envelope
 from sandbox.world.api import World
 
 COMMENT_STATUSES = ("approved", "rejected", "inModeration")

@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Literal
 
-from sandbox.app import Call, OperationDef
 from sandbox.errors import validation_error
-from sandbox.params import BodyCheck, Paging
-from sandbox.world.api import Listing, World
+from sandbox.operation import Call, OperationDef, envelope
+from sandbox.params import BodyCheck
+from sandbox.world.api import World
 from sandbox.world.finance import FISCAL_STATUSES
 
 # Spec 4.12 lists a 422 for subscription details: the sandbox gives it to ids no record could have.
 _SUBSCRIPTION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-
-
-def envelope(listing: Listing, paging: Paging) -> dict[str, Any]:
-    """The paged envelope of spec part 1; a page past the end has no items but the true totals."""
-    total = len(listing)
-    offset = paging.offset
-    items = listing.page(offset, paging.items_per_page) if offset < total else []
-    return {
-        "pages": math.ceil(total / paging.items_per_page),
-        "page": paging.page,
-        "itemsPerPage": paging.items_per_page,
-        "totalItems": total,
-        "items": items,
-    }
 
 
 def sale_details(world: World, call: Call) -> Any:

@@ -242,10 +242,3 @@ def group_of_key(key: str, in_address: bool = False) -> str | None:
     if lower.endswith("customername") or lower.endswith("buyername") or lower.endswith("learnername"):
         return NAMES
     return None
-
-
-# The models of each table the source loads, for `forget` and the checks: stream name -> model.
-def stream_models() -> dict[str, type[BaseModel]]:
-    from sources.platform.resources import STREAMS
-
-    return {name: stream.model for name, stream in STREAMS.items()}

@@ -17,6 +17,8 @@ whole paged list.
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from sources.platform.models import register_resource
 from sources.platform.resources.community import COMMUNITY_COMMENTERS, COMMUNITY_TOP_POSTS
 from sources.platform.resources.events import EVENT_ATTENDEES, EVENTS
@@ -59,7 +61,13 @@ STREAMS: dict[str, Stream] = {
 # The resources read whole, when due (`rescan.py`).
 FULL_SCANS: tuple[str, ...] = tuple(name for name, stream in STREAMS.items() if stream.full_scan)
 
+
+def stream_models() -> dict[str, type[BaseModel]]:
+    """The model of each table the source loads (stream name -> model), for `forget` and the checks."""
+    return {name: stream.model for name, stream in STREAMS.items()}
+
+
 for _stream in STREAMS.values():  # names the table of each model in messages about its records
     register_resource(_stream.name, _stream.model)
 
-__all__ = ["FULL_SCANS", "STREAMS", "Stream"]
+__all__ = ["FULL_SCANS", "STREAMS", "Stream", "stream_models"]

@@ -9,11 +9,11 @@ import dlt
 import pendulum
 import pyarrow as pa
 
-from sources.platform import models
+from sources.platform.extraction import sales_selected
 from sources.platform.fastpath.batches import Batch, observe_newest
 from sources.platform.fastpath.interleave import FAN_WALKS_AT_ONCE, interleaved
+from sources.platform.models import FiscalDocument, Transfer
 from sources.platform.resources.context import SourceContext, read_all
-from sources.platform.resources.followups import read_documents_of_changed_sales
 from sources.platform.resources.stream import Stream
 from sources.platform_client.paging import Page
 from sources.platform_client.windows import date_windows, iso_z
@@ -72,7 +72,7 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
 TRANSFERS = Stream(
     "transfers",
     "list_transfers",
-    models.Transfer,
+    Transfer,
     ("id",),
     "merge",
     read=read_all,
@@ -83,7 +83,7 @@ TRANSFERS = Stream(
 FISCAL_DOCUMENTS = Stream(
     "fiscal_documents",
     "list_fiscal_documents",
-    models.FiscalDocument,
+    FiscalDocument,
     ("document__id",),
     "merge",
     read=read_fiscal_documents,
@@ -91,3 +91,26 @@ FISCAL_DOCUMENTS = Stream(
     sale_ids_at=("sale", "id"),
     newest_by="document__processing_date",
 )
+
+
+def read_documents_of_changed_sales(
+    ctx: SourceContext, stream: Stream, start: datetime, end: datetime
+) -> Iterator[Batch]:
+    """The fiscal documents of every due sale (changed in this run or an earlier one), whatever their
+    emission date between `start` and `end`; called by `fiscal_documents` once its windows are read.
+
+    It first tells `sales` that this producer is done (else `sales` would wait for it while it waits
+    for `sales`), then waits for `sales` to finish when it runs in this extract."""
+    ctx.commit_pending_sales()
+    ctx.sale_ids.finish(stream.name)
+    if sales_selected():
+        ctx.documents_due.wait_for_sales()
+    decode = ctx.offload(stream)
+    for sale_id in ctx.documents_due.due():
+        params = {"startDate": iso_z(start), "endDate": iso_z(end), "saleId": sale_id}
+        for page in ctx.client.paginate(stream.operation, params=params, decode=decode):
+            batches, departed = ctx.batches(stream, page)  # no cursor moves: any row loads
+            yield from batches
+            if departed:
+                yield departed
+        ctx.documents_due.done(sale_id)

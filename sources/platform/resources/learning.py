@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Batch, Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.models import Delivery, Enrollment, LessonComment
 from sources.platform.resources.context import SourceContext, read_all
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
@@ -76,7 +76,7 @@ def read_lesson_comments(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
 ENROLLMENTS = Stream(
     "enrollments",
     "list_enrollments",
-    models.Enrollment,
+    Enrollment,
     ("team_slug", "student_slug", "course__name"),
     "merge",
     read=read_enrollments,
@@ -89,7 +89,7 @@ ENROLLMENTS = Stream(
 DELIVERIES = Stream(
     "deliveries",
     "delivery_details",
-    models.Delivery,
+    Delivery,
     ("team_slug", "id"),
     "merge",
     read=read_deliveries,
@@ -102,7 +102,7 @@ DELIVERIES = Stream(
 LESSON_COMMENTS = Stream(
     "lesson_comments",
     "list_lesson_comments",
-    models.LessonComment,
+    LessonComment,
     ("id",),
     "merge",
     read=read_lesson_comments,

@@ -29,9 +29,8 @@ from typing import Any
 
 import dlt
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Rows
-from sources.platform.models import RecordValidationError
+from sources.platform.models import RecordValidationError, Sale
 from sources.platform.report import SalesCycle
 from sources.platform.resources.context import SourceContext, scope_message
 from sources.platform.resources.sale_ids import (
@@ -287,7 +286,7 @@ def _previous_run(value: Any) -> datetime | None:
 SALES = Stream(
     "sales",
     "sale_details",
-    models.Sale,
+    Sale,
     ("id",),
     "merge",
     read=read_sales,

@@ -9,9 +9,9 @@ from datetime import datetime
 import dlt
 import pendulum
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.models import Affiliation, Campaign, Partner, Product, Subscription
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext, read_all
 from sources.platform.resources.renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
@@ -85,7 +85,7 @@ def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 PRODUCTS = Stream(
     "products",
     "list_products",
-    models.Product,
+    Product,
     ("id",),
     "merge",
     read=read_all,
@@ -97,7 +97,7 @@ PRODUCTS = Stream(
 PRODUCT_CAMPAIGNS = Stream(
     "product_campaigns",
     "list_product_campaigns",
-    models.Campaign,
+    Campaign,
     ("product_id", "id"),
     "merge",
     read=read_product_children,
@@ -111,7 +111,7 @@ PRODUCT_CAMPAIGNS = Stream(
 PRODUCT_PARTNERS = Stream(
     "product_partners",
     "list_product_partners",
-    models.Partner,
+    Partner,
     ("product_id", "id"),
     "merge",
     read=read_product_children,
@@ -125,7 +125,7 @@ PRODUCT_PARTNERS = Stream(
 AFFILIATIONS = Stream(
     "affiliations",
     "list_affiliations",
-    models.Affiliation,
+    Affiliation,
     ("id",),
     "merge",
     read=read_all,
@@ -137,7 +137,7 @@ AFFILIATIONS = Stream(
 SUBSCRIPTIONS = Stream(
     "subscriptions",
     "list_subscriptions",
-    models.Subscription,
+    Subscription,
     ("id",),
     "merge",
     read=read_subscriptions,
