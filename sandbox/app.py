@@ -24,7 +24,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from sandbox import routes_events, routes_learning, routes_sandbox, routes_store
 from sandbox.auth import AuthStore, Identity
 from sandbox.drift import DriftInjector, DriftSettings
 from sandbox.errors import ERROR_CODES, ApiError, JSONResponse, error_response
@@ -42,6 +41,7 @@ from sandbox.faults import (
 from sandbox.operation import Call, OperationDef
 from sandbox.params import Query, parse_json_body
 from sandbox.ratelimit import Decision, RateLimiter
+from sandbox.routes import OPERATIONS, control
 from sandbox.state import SandboxOptions, SandboxState
 from sandbox.webhook_sender import WebhookSender
 from sandbox.world.api import World, WorldError
@@ -277,9 +277,8 @@ def create_app(world: World, options: SandboxOptions | None = None) -> SandboxAp
         drift=DriftInjector(drift_settings(options)),
         webhooks=WebhookSender(time_scale=options.time_scale),
     )
-    definitions = routes_store.OPERATIONS + routes_events.OPERATIONS + routes_learning.OPERATIONS
-    api_routes = [Route(d.path, Operation(state, d), methods=[d.method]) for d in definitions]
-    api_routes += routes_sandbox.api_routes(state)
+    api_routes = [Route(d.path, Operation(state, d), methods=[d.method]) for d in OPERATIONS]
+    api_routes += control.api_routes(state)
     api = _starlette(api_routes)
-    auth = _starlette(routes_sandbox.auth_routes(state))
+    auth = _starlette(control.auth_routes(state))
     return SandboxApps(api=KeepCycle(api, world), auth=KeepCycle(auth, world), state=state)

@@ -30,6 +30,7 @@ from sources.platform.models import (
     Sale,
     SaleParty,
 )
+from sources.platform.models.community import PostMember
 from sources.platform.models.financial import (
     ClientAddress,
     DestinationAddress,
@@ -39,7 +40,6 @@ from sources.platform.models.financial import (
     SourceAddress,
 )
 from sources.platform.models.hints import unwrap_optional
-from sources.platform.models.learning import PostMember
 from sources.platform.models.store import (
     Phone,
     SaleBuyer,

@@ -33,8 +33,8 @@ from sources.platform.fastpath.page_decoding import DecodedPage, PageJob
 from sources.platform.models import Departure
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport
-from sources.platform.resources.followups import DocumentFollowUps
-from sources.platform.resources.sale_ids import (
+from sources.platform.resources.financial_followups import DocumentFollowUps
+from sources.platform.resources.store_sale_ids import (
     SaleIdQueue,
     SaleLedger,
     keep_pending_sale_ids,
@@ -60,10 +60,10 @@ class SourceContext:
     records: RecordReader
     streams: Mapping[str, Stream]  # the source's resources by name (`resources/__init__.py`)
     decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
-    # (id, due date) of the loaded subscriptions that may be due for a renewal re-read (`renewals.py`).
+    # (id, due date) of the loaded subscriptions that may be due for a renewal re-read (`store_renewals.py`).
     renewals: Sequence[tuple[str, datetime]] = ()
     _finished: set[str] = field(default_factory=set)
-    # Sales found changed, from `sales` to `fiscal_documents` (`followups.py`).
+    # Sales found changed, from `sales` to `fiscal_documents` (`financial_followups.py`).
     documents_due: DocumentFollowUps = field(default_factory=DocumentFollowUps)
     # Ids the API answers 404 for, counted across runs until they retire (`retired.py`).
     retirements: Retirements = field(init=False)

@@ -65,7 +65,7 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
             ctx.offer_sale_ids(stream, batch)
             yield batch
     cursor.commit()
-    # The documents of the sales found changed, whatever their age (`followups.py`).
+    # The documents of the sales found changed, whatever their age (`financial_followups.py`).
     yield from read_documents_of_changed_sales(ctx, stream, settings.start_date, upper)
 
 

@@ -14,7 +14,7 @@ from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT
 from sources.platform.models import Affiliation, Campaign, Partner, Product, Subscription
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext, read_all
-from sources.platform.resources.renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
+from sources.platform.resources.store_renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
 from sources.platform_client.paging import Page
@@ -44,7 +44,7 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """Subscriptions by update date: windows from the start date on the first run, then one open window
-    from `cursor_lookback_minutes` before the cursor; then the renewals that fell due (`renewals.py`).
+    from `cursor_lookback_minutes` before the cursor; then the renewals that fell due (`store_renewals.py`).
 
     Our own cursor (`cursor.py` says why not dlt's): it moves only on values seen in rows whose
     `updatedAt` is as the spec says and not later than the run's start by either clock. The windows are

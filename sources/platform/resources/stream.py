@@ -41,7 +41,7 @@ class Stream(Generic[Ctx]):
     # Columns the reader adds to each record (its parent's id, a snapshot time), with their dlt hints.
     extra_columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
-    # Where this resource's records name a sale (API keys): those ids go to `sales` (`sale_ids.py`).
+    # Where this resource's records name a sale (API keys): those ids go to `sales` (`store_sale_ids.py`).
     sale_ids_at: tuple[str, ...] = ()
     # Read whole each time (the API has no update filter): on every run while its last scan was cheap,
     # else every `rescan_hours` (`rescan.py`).
