@@ -7,7 +7,6 @@ from datetime import datetime
 
 import dlt
 import pendulum
-import pyarrow as pa
 
 from sources.platform.extraction import sales_selected
 from sources.platform.fastpath.batches import Batch, observe_newest
@@ -51,16 +50,12 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
     # order and is committed only after the last page.
     walks = [walk(window_start, window_end) for window_start, window_end in windows]
     for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):
-        if isinstance(page.items, pa.Table):  # decoded by a helper, the departed cursor values apart
-            batches, cursor_departed = ctx.batches(stream, page)
-            for batch in batches:
-                observe_newest(cursor, batch, emission, document_id)
-            if cursor_departed:
-                batches.append(cursor_departed)
-        else:
-            tracked = ctx.records.read(stream, page.items, cursor=emission)
-            batches = [[row for row, _ in tracked]]
-            observe_newest(cursor, [row for row, departed in tracked if not departed], emission, document_id)
+        # one road for every page, decoded here or by a helper: the rows whose emission date departed apart
+        batches, cursor_departed = ctx.batches(stream, page, cursor=emission)
+        for batch in batches:
+            observe_newest(cursor, batch, emission, document_id)
+        if cursor_departed:
+            batches.append(cursor_departed)
         for batch in batches:
             ctx.offer_sale_ids(stream, batch)
             yield batch
