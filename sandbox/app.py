@@ -12,8 +12,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any
@@ -39,107 +38,15 @@ from sandbox.faults import (
     poison_payload,
     render_poisoned,
 )
-from sandbox.moving import MovingLists
+from sandbox.operation import Call, OperationDef
 from sandbox.params import Query, parse_json_body
 from sandbox.ratelimit import Decision, RateLimiter
+from sandbox.routes import OPERATIONS, control
+from sandbox.state import SandboxOptions, SandboxState
 from sandbox.webhook_sender import WebhookSender
 from sandbox.world.api import World, WorldError
 
 log = logging.getLogger("sandbox")
-
-
-@dataclass(frozen=True)
-class SandboxOptions:
-    seed: int = 1
-    scale: int = 1000
-    time_scale: float = 1.0
-    rate_limits: bool = True
-    faults: str | None = None
-    drift: float = 0.0  # share of the records of every read operation that depart from the spec
-    drift_seed: int | None = None  # None: the world's seed
-
-
-class Stats:
-    """Answers per operation and status; `total` counts every API request, dropped ones too."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.total = 0
-        self.operations: dict[str, dict[str, int]] = {}
-        self.faults: dict[str, int] = {}
-        # Requests in flight over time, measured while `latency_ms` is on: seconds with at least one in
-        # flight, and the sum of every request's time in the server.
-        self._in_flight = 0
-        self._since = 0.0
-        self.busy_seconds = 0.0
-        self.request_seconds = 0.0
-
-    def _advance(self, now: float) -> None:
-        if self._in_flight:
-            self.busy_seconds += now - self._since
-            self.request_seconds += (now - self._since) * self._in_flight
-        self._since = now
-
-    def enter(self, now: float) -> None:
-        self._advance(now)
-        self._in_flight += 1
-
-    def leave(self, now: float) -> None:
-        self._advance(now)
-        self._in_flight = max(0, self._in_flight - 1)
-
-    def record(self, operation: str, status: int | str) -> None:
-        self.total += 1
-        per_status = self.operations.setdefault(operation, {})
-        per_status[str(status)] = per_status.get(str(status), 0) + 1
-
-    def record_fault(self, kind: str) -> None:
-        self.faults[kind] = self.faults.get(kind, 0) + 1
-
-    def snapshot(self) -> dict[str, Any]:
-        snapshot: dict[str, Any] = {"total": self.total, "operations": self.operations, "faults": self.faults}
-        if self.request_seconds:
-            busy, requests = self.busy_seconds, self.request_seconds
-            snapshot["in_flight"] = {"busy_seconds": busy, "request_seconds": requests}
-        return snapshot
-
-
-@dataclass
-class SandboxState:
-    world: World
-    options: SandboxOptions
-    auth: AuthStore
-    limiter: RateLimiter
-    faults: FaultInjector
-    stats: Stats = field(default_factory=Stats)
-    drift: DriftInjector = field(default_factory=DriftInjector)
-    webhooks: WebhookSender = field(default_factory=WebhookSender)  # docs/contracts.md part 6
-    moving: MovingLists = field(default_factory=MovingLists)  # the `reorder` fault
-
-
-@dataclass(frozen=True)
-class Call:
-    """What a handler sees of a request: path parameters, the query and the JSON body (if any)."""
-
-    path: Mapping[str, str]
-    query: Query
-    body: dict[str, Any] | None
-
-
-Handler = Callable[[World, Call], Any]
-
-
-@dataclass(frozen=True)
-class OperationDef:
-    name: str
-    method: str
-    path: str
-    scopes: tuple[str, ...]
-    handler: Handler
-    status: int = 200
-    has_body: bool = False
 
 
 class Operation:
@@ -360,8 +267,6 @@ def drift_settings(options: SandboxOptions) -> DriftSettings:
 
 def create_app(world: World, options: SandboxOptions | None = None) -> SandboxApps:
     """Both ASGI apps over one world; `options.faults` is a fault spec string (ValueError if bad)."""
-    from sandbox import routes_events, routes_learning, routes_sandbox, routes_store
-
     options = options or SandboxOptions()
     state = SandboxState(
         world=world,
@@ -372,9 +277,8 @@ def create_app(world: World, options: SandboxOptions | None = None) -> SandboxAp
         drift=DriftInjector(drift_settings(options)),
         webhooks=WebhookSender(time_scale=options.time_scale),
     )
-    definitions = routes_store.OPERATIONS + routes_events.OPERATIONS + routes_learning.OPERATIONS
-    api_routes = [Route(d.path, Operation(state, d), methods=[d.method]) for d in definitions]
-    api_routes += routes_sandbox.api_routes(state)
+    api_routes = [Route(d.path, Operation(state, d), methods=[d.method]) for d in OPERATIONS]
+    api_routes += control.api_routes(state)
     api = _starlette(api_routes)
-    auth = _starlette(routes_sandbox.auth_routes(state))
+    auth = _starlette(control.auth_routes(state))
     return SandboxApps(api=KeepCycle(api, world), auth=KeepCycle(auth, world), state=state)

@@ -244,7 +244,7 @@ def _describe(exc: httpx.HTTPError) -> str:
 
 def _serve(args: argparse.Namespace) -> int:
     from sandbox.app import SandboxOptions, create_app
-    from sandbox.routes_sandbox import iso
+    from sandbox.routes.control import iso
     from sandbox.server import SandboxServer
     from sandbox.testing import _load_world
 

@@ -41,9 +41,9 @@ from sources.platform.privacy.fields import (
     PersonColumns,
     group_of_key,
     personal_columns,
-    stream_models,
 )
 from sources.platform.privacy.forgotten import FORGOTTEN_TABLE, REQUESTS_TABLE
+from sources.platform.resources import stream_models
 from sources.platform_client.errors import ConfigurationError
 
 FORGET_PIPELINE = "platform_sync_privacy"

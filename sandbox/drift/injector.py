@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from sandbox.drift import sites
 from sandbox.drift.operations import TARGETS, Target
+from sandbox.drift.sites import Departure, apply, choose, new_fields, sites
 
 MAX_DEPARTURES = 3
 
@@ -63,15 +63,15 @@ def _choices(digest: bytes) -> random.Random:
 
 def depart(
     record: dict[str, Any], target: Target, seed: int, record_id: str
-) -> tuple[dict[str, Any], list[sites.Departure]]:
+) -> tuple[dict[str, Any], list[Departure]]:
     """A departed copy of `record` and what departs in it (the same every time for the same inputs)."""
     rng = _choices(_digest(seed, target.family, record_id))
     count = 1 + rng.randrange(MAX_DEPARTURES)
-    added = sites.new_fields(target.schema, target.family, seed)
-    chosen = sites.choose(sites.sites(record, target.schema, target.rules, added), count, rng)
+    added = new_fields(target.schema, target.family, seed)
+    chosen = choose(sites(record, target.schema, target.rules, added), count, rng)
     # A JSON round trip is a deep copy faster than copy.deepcopy (bench/README.md), and what is sent anyway.
     departed = orjson.loads(orjson.dumps(record))
-    return departed, [sites.apply(departed, site, target.rules, rng) for site in chosen]
+    return departed, [apply(departed, site, target.rules, rng) for site in chosen]
 
 
 class DriftInjector:
@@ -121,7 +121,7 @@ class DriftInjector:
             self._remember(operation, record_id, departure)
         return departed
 
-    def _remember(self, operation: str, record_id: str, departure: sites.Departure) -> None:
+    def _remember(self, operation: str, record_id: str, departure: Departure) -> None:
         row = {
             "operation": operation,
             "record_id": record_id,

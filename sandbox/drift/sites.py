@@ -24,7 +24,16 @@ from functools import cached_property
 from typing import Any
 
 from sandbox import spec_shapes as shapes
-from sandbox.drift import values
+from sandbox.drift.values import (
+    NEW_FIELD_NAMES,
+    convert_boolean,
+    convert_datetime,
+    convert_number,
+    has_unlisted_values,
+    new_field_value,
+    unconvertible,
+    unlisted_value,
+)
 
 KINDS = ("null", "missing", "unlisted_value", "unlisted_field", "converted", "unconvertible")
 Location = tuple[str | int, ...]
@@ -126,7 +135,7 @@ def _free_name(schema: dict[str, Any], path: str, rng: random.Random) -> str:
         if step.endswith("[]"):
             shape = shape[0]
     shape = shape.schema if isinstance(shape, shapes.Opt) else shape
-    return rng.choice([name for name in values.NEW_FIELD_NAMES if name not in shape])
+    return rng.choice([name for name in NEW_FIELD_NAMES if name not in shape])
 
 
 def _join(path: str, key: str) -> str:
@@ -178,7 +187,7 @@ def _value(
                 out.append(Site(loc + (index,), item_path, "null", item_schema))
             _value(item, item_schema, loc + (index,), item_path, rules, new, out)
     elif isinstance(schema, shapes.Enum):
-        if isinstance(value, str) and values.has_unlisted_values(schema):
+        if isinstance(value, str) and has_unlisted_values(schema):
             out.append(Site(loc, path, "unlisted_value", schema))
     elif schema in (shapes.N, shapes.B, shapes.DT) and _is(value, schema):
         out.append(Site(loc, path, "converted", schema))
@@ -223,7 +232,7 @@ def apply(record: dict[str, Any], site: Site, rules: Rules, rng: random.Random) 
     last = site.location[-1]
     if site.kind == "unlisted_field":
         name = site.schema  # the new field's name (`new_fields`)
-        parent[name] = values.new_field_value(name, rng)
+        parent[name] = new_field_value(name, rng)
         return Departure(_join(site.path, name), site.kind, None)
     if site.kind == "missing":
         del parent[last]
@@ -237,11 +246,11 @@ def apply(record: dict[str, Any], site: Site, rules: Rules, rng: random.Random) 
 
 def _typed(value: Any, site: Site, rules: Rules, rng: random.Random) -> Any:
     if site.kind == "unlisted_value":
-        return values.unlisted_value(site.schema, rng)
+        return unlisted_value(site.schema, rng)
     if site.kind == "unconvertible":
-        return values.unconvertible(site.schema)
+        return unconvertible(site.schema)
     if site.schema == shapes.N:
-        return values.convert_number(value)
+        return convert_number(value)
     if site.schema == shapes.B:
-        return values.convert_boolean(value, rng)
-    return values.convert_datetime(value, rng, rules.date_only)
+        return convert_boolean(value, rng)
+    return convert_datetime(value, rng, rules.date_only)

@@ -11,15 +11,36 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .api import Record
+from .attendees import Attendees
 from .clock import DAY, iso
+from .events import Events
+from .learning import Courses
+from .people import People
+from .sales import Sales
 from .subscription_ids import subscription_id
+from .subscriptions import Subscriptions
 from .timeline import state_at
 
-if TYPE_CHECKING:
-    from .world import SyntheticWorld
+
+class MovingParts(Protocol):
+    """The parts of the world whose moves are announced (`world.SyntheticWorld` has them)."""
+
+    @property
+    def people(self) -> People: ...
+    @property
+    def sales(self) -> Sales: ...
+    @property
+    def subs(self) -> Subscriptions: ...
+    @property
+    def attendees_(self) -> Attendees: ...
+    @property
+    def events_(self) -> Events: ...
+    @property
+    def courses(self) -> Courses: ...
+
 
 # Bounds of how long after its creation a sale can be paid or refunded (sales.py: payment within 15
 # days, refund asked within 28 days and settled within 2): sales created before a - SALE_REACH cannot
@@ -123,7 +144,7 @@ def _move(at: int, event: str, key: str, data: dict[str, Any]) -> Move:
     return Move(at, event, data, delivery_id(event, key, at))
 
 
-def world_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
+def world_moves(world: MovingParts, a: int, b: int) -> list[Move]:
     """Everything that moved in (a, b], ordered by time then delivery id."""
     if b <= a:
         return []
@@ -133,7 +154,7 @@ def world_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
     return moves
 
 
-def _sale_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
+def _sale_moves(world: MovingParts, a: int, b: int) -> list[Move]:
     sales, producer = world.sales, world.people.get(0).id
     out = []
     for i in range(sales.stream.first_at_or_after(a - SALE_REACH), sales.count_at(b)):
@@ -149,7 +170,7 @@ def _sale_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
     return out
 
 
-def _subscription_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
+def _subscription_moves(world: MovingParts, a: int, b: int) -> list[Move]:
     subs, producer = world.subs, world.people.get(0).id
     out = []
     for j in range(subs.count_at(b)):
@@ -171,7 +192,7 @@ def _subscription_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
     return out
 
 
-def _checkin_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
+def _checkin_moves(world: MovingParts, a: int, b: int) -> list[Move]:
     attendees, events = world.attendees_, world.events_
     out = []
     for k in range(events.count_at(b)):
@@ -192,7 +213,7 @@ def _checkin_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
     return out
 
 
-def _comment_moves(world: SyntheticWorld, a: int, b: int) -> list[Move]:
+def _comment_moves(world: MovingParts, a: int, b: int) -> list[Move]:
     courses = world.courses
     out = []
     for c in range(courses.stream.first_at_or_after(a + 1), courses.stream.count_at(b)):

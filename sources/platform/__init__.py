@@ -34,9 +34,9 @@ from sources.platform.report import RunReport, SaleDetailsPace
 from sources.platform.rescan import scan_when_due
 from sources.platform.resources import FULL_SCANS, STREAMS, Stream
 from sources.platform.resources.context import SourceContext
-from sources.platform.resources.renewals import pending_renewals
-from sources.platform.resources.sale_ids import SaleIdQueue
 from sources.platform.resources.store import SUBSCRIPTIONS
+from sources.platform.resources.store_renewals import pending_renewals
+from sources.platform.resources.store_sale_ids import SaleIdQueue
 from sources.platform.resources.stream import DELETED_AT, DELETED_AT_COLUMN
 from sources.platform.runclock import RunClock
 from sources.platform.settings import (

@@ -18,7 +18,7 @@ import pendulum
 from sources.platform.report import RunReport, SalesCycle
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY, stamped_time
 from sources.platform.resources import STREAMS
-from sources.platform.resources.sale_ids import pending_sale_ids
+from sources.platform.resources.store_sale_ids import pending_sale_ids
 
 # Source state key: resource name -> ISO time of the start of the last run that read it to its end.
 LAST_READS_KEY = "last_read_at"

@@ -29,7 +29,8 @@ def guarded(ctx: SourceContext, stream: Stream, read: Callable[[], Iterator[Batc
         ctx.report.fail(stream.name, str(exc))
         keep_replaced_table(stream)
     finally:
-        if stream.name == "sales":  # read or not, `fiscal_documents` no longer waits for it (`followups.py`)
+        # read or not, `fiscal_documents` no longer waits for it (`financial_followups.py`)
+        if stream.name == "sales":
             ctx.documents_due.close(())
         if stream.sale_ids_at:
             ctx.commit_pending_sales()

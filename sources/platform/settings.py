@@ -27,7 +27,7 @@ DEFAULT_SALES_MAX_REQUESTS = 5000
 DEFAULT_SALES_REFRESH_DAYS = 30
 DEFAULT_SALES_RECHECK_HOURS = 0.0
 DEFAULT_SALES_CONCURRENCY = 4
-# Share of `sales_max_requests` kept for re-verifying the known sales verified longest ago (`sales.py`).
+# Share of `sales_max_requests` kept for re-verifying the known sales verified longest ago (`store_sales.py`).
 DEFAULT_SALES_REVERIFY_SHARE = 0.1
 # Runs that must each get a 404 for an id before it is retired (`retired.py`).
 DEFAULT_RETIRE_AFTER_NOT_FOUND = 3

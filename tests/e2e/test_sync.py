@@ -12,7 +12,7 @@ from sandbox.testing import running_sandbox
 from sandbox.world import SyntheticWorld
 from sources.platform.rescan import SCAN_COSTS_KEY
 from sources.platform.resources import FULL_SCANS, STREAMS
-from sources.platform.resources.sale_ids import pending_sale_ids
+from sources.platform.resources.store_sale_ids import pending_sale_ids
 from sources.platform.settings import DEFAULT_CHEAP_SCAN_MAX_REQUESTS
 from sources.platform_client.operations import OPERATIONS
 from tests.e2e.api_truth import ApiTruth

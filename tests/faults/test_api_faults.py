@@ -11,7 +11,7 @@ import pytest
 
 from sandbox.testing import SandboxHandle
 from sources.platform.resources import STREAMS
-from sources.platform.resources.sale_ids import pending_sale_ids
+from sources.platform.resources.store_sale_ids import pending_sale_ids
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import REAUTHORIZE_HINT
 from sources.platform_client.operations import ALL_SCOPES

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from sources.platform.resources.sale_ids import (
+from sources.platform.resources.store_sale_ids import (
     SaleIdQueue,
     SaleLedger,
     drain,
     keep_pending_sale_ids,
     pending_sale_ids,
 )
-from sources.platform.resources.sales import SaleFetcher
+from sources.platform.resources.store_sales import SaleFetcher
 from sources.platform_client.errors import NotFoundError, ServerError
 
 

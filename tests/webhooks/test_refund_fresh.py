@@ -13,7 +13,7 @@ from sandbox.testing import SandboxHandle, running_sandbox
 from sandbox.world import SyntheticWorld
 from sandbox.world.clock import DAY, to_ms
 from sandbox.world.webhooks import delivery_id
-from sources.platform.resources.sale_ids import pending_sale_ids
+from sources.platform.resources.store_sale_ids import pending_sale_ids
 from tests.e2e.conftest import query, source_options
 from tests.e2e.test_cli import cli_env, run_cli
 from tests.webhooks.conftest import SECRET, running_receiver

@@ -9,7 +9,7 @@ column hints derived from them.
 
 from __future__ import annotations
 
-from .account import Token, TokenCredential, TokenUser, WebhookEvent, WebhookOrigin
+from .auth import Token, TokenCredential, TokenUser
 from .common import (
     TIMESTAMP_FORMS,
     Amount,
@@ -25,11 +25,12 @@ from .common import (
     parse_decimal,
     parse_timestamp,
 )
+from .community import CommunityMember, CommunityPost
+from .course import LessonComment
 from .enums import ENUMS
 from .events import Attendee, EventAddress, Geolocation, Lot, ManualAttendee, Ticket, TicketedEvent
 from .financial import BankAccount, FiscalDocument, Transfer
 from .hints import TablePath, child_tables_for, columns_for, enum_columns, nested_hints_for
-from .learning import CommunityMember, CommunityPost, Delivery, Enrollment, LessonComment
 from .parse import (
     DepartingRecord,
     Problem,
@@ -39,9 +40,20 @@ from .parse import (
     parse_record,
     register_resource,
 )
-from .products import Affiliation, Campaign, Partner, Product
-from .store import Sale, SaleItem, SaleParty, Subscription, SubscriptionProduct
+from .school import Delivery, Enrollment
+from .store import (
+    Affiliation,
+    Campaign,
+    Partner,
+    Product,
+    Sale,
+    SaleItem,
+    SaleParty,
+    Subscription,
+    SubscriptionProduct,
+)
 from .tolerant import KINDS, Departure
+from .webhook import WebhookEvent, WebhookOrigin
 
 # The tables of the source's resources are named by their declarations (`resources/__init__.py`).
 register_resource("token", Token)

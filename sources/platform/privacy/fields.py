@@ -30,6 +30,7 @@ from sources.platform.models import (
     Sale,
     SaleParty,
 )
+from sources.platform.models.community import PostMember
 from sources.platform.models.financial import (
     ClientAddress,
     DestinationAddress,
@@ -39,7 +40,6 @@ from sources.platform.models.financial import (
     SourceAddress,
 )
 from sources.platform.models.hints import unwrap_optional
-from sources.platform.models.learning import PostMember
 from sources.platform.models.store import (
     Phone,
     SaleBuyer,
@@ -242,10 +242,3 @@ def group_of_key(key: str, in_address: bool = False) -> str | None:
     if lower.endswith("customername") or lower.endswith("buyername") or lower.endswith("learnername"):
         return NAMES
     return None
-
-
-# The models of each table the source loads, for `forget` and the checks: stream name -> model.
-def stream_models() -> dict[str, type[BaseModel]]:
-    from sources.platform.resources import STREAMS
-
-    return {name: stream.model for name, stream in STREAMS.items()}

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.models import CommunityMember, CommunityPost
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import BIGINT_KEY, Stream
 from sources.platform_client.errors import NotFoundError, PermissionDeniedError
@@ -79,7 +79,7 @@ def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 COMMUNITY_TOP_POSTS = Stream(
     "community_top_posts",
     "top_commented_posts",
-    models.CommunityPost,
+    CommunityPost,
     ("community_id", "id", "snapshot_at"),
     "append",
     read=read_top_posts,
@@ -91,7 +91,7 @@ COMMUNITY_TOP_POSTS = Stream(
 COMMUNITY_COMMENTERS = Stream(
     "community_commenters",
     "list_community_commenters",
-    models.CommunityMember,
+    CommunityMember,
     ("community_id", "id", "snapshot_at"),
     "append",
     read=read_commenters,

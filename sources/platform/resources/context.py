@@ -15,26 +15,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import dlt
-import pyarrow as pa
 
 from sources.platform.cursor import Cursor
 from sources.platform.departures import FUTURE_KIND
 from sources.platform.extraction import (
-    current_load_id,
-    current_source_schema,
     sales_selected,
     selected_resources,
 )
 from sources.platform.fastpath.batches import Batch, Rows, values_at
-from sources.platform.fastpath.columnar import packed_pages
-from sources.platform.fastpath.new_fields import NewFields
 from sources.platform.fastpath.offload import PageDecoder
-from sources.platform.fastpath.page_decoding import DecodedPage, PageJob
 from sources.platform.models import Departure
+from sources.platform.page_stage import helper_decode, packed, page_batches
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport
-from sources.platform.resources.followups import DocumentFollowUps
-from sources.platform.resources.sale_ids import (
+from sources.platform.resources.financial_followups import DocumentFollowUps
+from sources.platform.resources.store_sale_ids import (
     SaleIdQueue,
     SaleLedger,
     keep_pending_sale_ids,
@@ -60,10 +55,10 @@ class SourceContext:
     records: RecordReader
     streams: Mapping[str, Stream]  # the source's resources by name (`resources/__init__.py`)
     decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
-    # (id, due date) of the loaded subscriptions that may be due for a renewal re-read (`renewals.py`).
+    # (id, due date) of the loaded subscriptions that may be due for a renewal re-read (`store_renewals.py`).
     renewals: Sequence[tuple[str, datetime]] = ()
     _finished: set[str] = field(default_factory=set)
-    # Sales found changed, from `sales` to `fiscal_documents` (`followups.py`).
+    # Sales found changed, from `sales` to `fiscal_documents` (`financial_followups.py`).
     documents_due: DocumentFollowUps = field(default_factory=DocumentFollowUps)
     # Ids the API answers 404 for, counted across runs until they retire (`retired.py`).
     retirements: Retirements = field(init=False)
@@ -99,47 +94,26 @@ class SourceContext:
     def offload(
         self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None
     ) -> PageDecode | None:
-        """How a walk over the stream's pages hands them to the helper processes (`offload.py`), if it
-        can: the stream's model is flat and pages are packed into Arrow tables. The rows whose `cursor`
-        field departs from the spec come back apart (`DecodedPage.cursor_departed`)."""
-        decoder = self.decoder
-        if decoder is None or not self.settings.arrow_pages:
-            return None
-        if stream.columnar_layout() is None:
-            return None
-        load_id = current_load_id()
-
-        def decode(content: bytes, number: int) -> Page | None:
-            if number < decoder.from_page:
-                return None
-            tolerant = not self.settings.strict
-            job = PageJob(stream, number, content, extra, load_id, tolerant, cursor)
-            return decoder.decode(job)
-
-        return decode
+        """How a walk over the stream's pages hands them to the helper processes, if it can
+        (`page_stage.helper_decode`); not when `arrow_pages` is off."""
+        decoder = self.decoder if self.settings.arrow_pages else None
+        return helper_decode(decoder, stream, tolerant=not self.settings.strict, extra=extra, cursor=cursor)
 
     def batches(
-        self, stream: Stream, page: Page, extra: Mapping[str, Any] | None = None
+        self,
+        stream: Stream,
+        page: Page,
+        extra: Mapping[str, Any] | None = None,
+        cursor: tuple[str, ...] | None = None,
     ) -> tuple[list[Batch], Rows]:
-        """The page's rows; or, if a helper process decoded it, its table and the rows it left as rows
-        (with their departures recorded here). Apart: the rows whose cursor field departed, which must
-        be loaded but not shown to the cursor (only a helper's page has any)."""
-        if not isinstance(page.items, pa.Table):
-            return [self.parse(stream, page.items, extra)], []
-        if isinstance(page, DecodedPage):
-            for record_id, departures in page.departures:
-                self.report.departures.record(stream.name, record_id, departures)
-            return [page.items, *([page.leftover] if page.leftover else [])], page.cursor_departed
-        return [page.items], []
+        """The page's batches, whichever process decoded it, and the rows whose `cursor` field departed,
+        which must be loaded but not shown to the cursor (`page_stage.page_batches`)."""
+        return page_batches(self.records, self.report.departures, stream, page, extra, cursor)
 
     def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
-        """The pages as Arrow tables where the stream's model is flat (dlt then skips normalizing them
-        row by row) and `arrow_pages` is on, else as they are; see `fastpath/columnar.py`."""
-        layout = stream.columnar_layout() if self.settings.arrow_pages else None
-        if layout is None:
-            return iter(pages)
-        new_fields = NewFields(layout, stream.name, current_source_schema())
-        return packed_pages(layout, pages, current_load_id(), new_fields)
+        """The pages as Arrow tables where the stream's model is flat and `arrow_pages` is on, else as they
+        are (`page_stage.packed`)."""
+        return packed(stream, pages) if self.settings.arrow_pages else iter(pages)
 
     def finished(self, resource: str) -> None:
         """Note that a resource's reader is done; once all selected ones are, the helpers stop (they would

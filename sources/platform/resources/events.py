@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterator
 
 import dlt
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.models import Attendee, TicketedEvent
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
@@ -78,7 +78,7 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 EVENTS = Stream(
     "events",
     "event_details",
-    models.TicketedEvent,
+    TicketedEvent,
     ("id",),
     "merge",
     read=read_events,
@@ -91,7 +91,7 @@ EVENTS = Stream(
 EVENT_ATTENDEES = Stream(
     "event_attendees",
     "list_attendees",
-    models.Attendee,
+    Attendee,
     ("id",),
     "merge",
     read=read_attendees,

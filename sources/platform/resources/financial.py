@@ -7,13 +7,12 @@ from datetime import datetime
 
 import dlt
 import pendulum
-import pyarrow as pa
 
-from sources.platform import models
+from sources.platform.extraction import sales_selected
 from sources.platform.fastpath.batches import Batch, observe_newest
 from sources.platform.fastpath.interleave import FAN_WALKS_AT_ONCE, interleaved
+from sources.platform.models import FiscalDocument, Transfer
 from sources.platform.resources.context import SourceContext, read_all
-from sources.platform.resources.followups import read_documents_of_changed_sales
 from sources.platform.resources.stream import Stream
 from sources.platform_client.paging import Page
 from sources.platform_client.windows import date_windows, iso_z
@@ -51,28 +50,24 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
     # order and is committed only after the last page.
     walks = [walk(window_start, window_end) for window_start, window_end in windows]
     for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):
-        if isinstance(page.items, pa.Table):  # decoded by a helper, the departed cursor values apart
-            batches, cursor_departed = ctx.batches(stream, page)
-            for batch in batches:
-                observe_newest(cursor, batch, emission, document_id)
-            if cursor_departed:
-                batches.append(cursor_departed)
-        else:
-            tracked = ctx.records.read(stream, page.items, cursor=emission)
-            batches = [[row for row, _ in tracked]]
-            observe_newest(cursor, [row for row, departed in tracked if not departed], emission, document_id)
+        # one road for every page, decoded here or by a helper: the rows whose emission date departed apart
+        batches, cursor_departed = ctx.batches(stream, page, cursor=emission)
+        for batch in batches:
+            observe_newest(cursor, batch, emission, document_id)
+        if cursor_departed:
+            batches.append(cursor_departed)
         for batch in batches:
             ctx.offer_sale_ids(stream, batch)
             yield batch
     cursor.commit()
-    # The documents of the sales found changed, whatever their age (`followups.py`).
+    # The documents of the sales found changed, whatever their age (`financial_followups.py`).
     yield from read_documents_of_changed_sales(ctx, stream, settings.start_date, upper)
 
 
 TRANSFERS = Stream(
     "transfers",
     "list_transfers",
-    models.Transfer,
+    Transfer,
     ("id",),
     "merge",
     read=read_all,
@@ -83,7 +78,7 @@ TRANSFERS = Stream(
 FISCAL_DOCUMENTS = Stream(
     "fiscal_documents",
     "list_fiscal_documents",
-    models.FiscalDocument,
+    FiscalDocument,
     ("document__id",),
     "merge",
     read=read_fiscal_documents,
@@ -91,3 +86,26 @@ FISCAL_DOCUMENTS = Stream(
     sale_ids_at=("sale", "id"),
     newest_by="document__processing_date",
 )
+
+
+def read_documents_of_changed_sales(
+    ctx: SourceContext, stream: Stream, start: datetime, end: datetime
+) -> Iterator[Batch]:
+    """The fiscal documents of every due sale (changed in this run or an earlier one), whatever their
+    emission date between `start` and `end`; called by `fiscal_documents` once its windows are read.
+
+    It first tells `sales` that this producer is done (else `sales` would wait for it while it waits
+    for `sales`), then waits for `sales` to finish when it runs in this extract."""
+    ctx.commit_pending_sales()
+    ctx.sale_ids.finish(stream.name)
+    if sales_selected():
+        ctx.documents_due.wait_for_sales()
+    decode = ctx.offload(stream)
+    for sale_id in ctx.documents_due.due():
+        params = {"startDate": iso_z(start), "endDate": iso_z(end), "saleId": sale_id}
+        for page in ctx.client.paginate(stream.operation, params=params, decode=decode):
+            batches, departed = ctx.batches(stream, page)  # no cursor moves: any row loads
+            yield from batches
+            if departed:
+                yield departed
+        ctx.documents_due.done(sale_id)

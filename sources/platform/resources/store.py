@@ -9,12 +9,12 @@ from datetime import datetime
 import dlt
 import pendulum
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.models import Affiliation, Campaign, Partner, Product, Subscription
 from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext, read_all
-from sources.platform.resources.renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
+from sources.platform.resources.store_renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
 from sources.platform_client.paging import Page
@@ -44,7 +44,7 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 
 def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """Subscriptions by update date: windows from the start date on the first run, then one open window
-    from `cursor_lookback_minutes` before the cursor; then the renewals that fell due (`renewals.py`).
+    from `cursor_lookback_minutes` before the cursor; then the renewals that fell due (`store_renewals.py`).
 
     Our own cursor (`cursor.py` says why not dlt's): it moves only on values seen in rows whose
     `updatedAt` is as the spec says and not later than the run's start by either clock. The windows are
@@ -85,7 +85,7 @@ def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 PRODUCTS = Stream(
     "products",
     "list_products",
-    models.Product,
+    Product,
     ("id",),
     "merge",
     read=read_all,
@@ -97,7 +97,7 @@ PRODUCTS = Stream(
 PRODUCT_CAMPAIGNS = Stream(
     "product_campaigns",
     "list_product_campaigns",
-    models.Campaign,
+    Campaign,
     ("product_id", "id"),
     "merge",
     read=read_product_children,
@@ -111,7 +111,7 @@ PRODUCT_CAMPAIGNS = Stream(
 PRODUCT_PARTNERS = Stream(
     "product_partners",
     "list_product_partners",
-    models.Partner,
+    Partner,
     ("product_id", "id"),
     "merge",
     read=read_product_children,
@@ -125,7 +125,7 @@ PRODUCT_PARTNERS = Stream(
 AFFILIATIONS = Stream(
     "affiliations",
     "list_affiliations",
-    models.Affiliation,
+    Affiliation,
     ("id",),
     "merge",
     read=read_all,
@@ -137,7 +137,7 @@ AFFILIATIONS = Stream(
 SUBSCRIPTIONS = Stream(
     "subscriptions",
     "list_subscriptions",
-    models.Subscription,
+    Subscription,
     ("id",),
     "merge",
     read=read_subscriptions,

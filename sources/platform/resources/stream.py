@@ -10,24 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from sources.platform.fastpath.batches import Batch
 from sources.platform.fastpath.columnar import Layout, columnar_layout
 
-if TYPE_CHECKING:
-    from sources.platform.resources.context import SourceContext
-
 WriteDisposition = Literal["merge", "replace", "append"]
 
 
-Reader = Callable[["SourceContext", "Stream"], Iterator[Batch]]
+# What the readers share (`context.SourceContext`): a parameter here, so that the declaration sits below
+# the context that uses it.
+Ctx = TypeVar("Ctx")
+Reader = Callable[[Ctx, "Stream[Ctx]"], Iterator[Batch]]
 
 
 @dataclass(frozen=True)
-class Stream:
+class Stream(Generic[Ctx]):
     """One resource: the operation that reads it, the model of its records, its table's key and write
     disposition, how it stays up to date, the reader that walks it and where its rows name sales."""
 
@@ -37,11 +37,11 @@ class Stream:
     primary_key: tuple[str, ...]
     write_disposition: WriteDisposition
     # Walks the API and yields one batch per page (`context.SourceContext` gives it the client).
-    read: Reader = field(repr=False)
+    read: Reader[Ctx] = field(repr=False)
     # Columns the reader adds to each record (its parent's id, a snapshot time), with their dlt hints.
     extra_columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
-    # Where this resource's records name a sale (API keys): those ids go to `sales` (`sale_ids.py`).
+    # Where this resource's records name a sale (API keys): those ids go to `sales` (`store_sale_ids.py`).
     sale_ids_at: tuple[str, ...] = ()
     # Read whole each time (the API has no update filter): on every run while its last scan was cheap,
     # else every `rescan_hours` (`rescan.py`).

@@ -12,19 +12,10 @@ run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any
 
 import dlt
-
-from sources.platform.extraction import sales_selected
-from sources.platform.fastpath.batches import Batch
-from sources.platform_client.windows import iso_z
-
-if TYPE_CHECKING:
-    from sources.platform.resources.context import SourceContext
-    from sources.platform.resources.stream import Stream
 
 DUE_KEY = "sales_to_reread"  # in the `fiscal_documents` resource state: newline-separated sale ids
 FISCAL_DOCUMENTS = "fiscal_documents"
@@ -74,26 +65,3 @@ def _split(value: Any) -> set[str]:
 
 def _joined(ids: set[str]) -> str:
     return "\n".join(sorted(ids))
-
-
-def read_documents_of_changed_sales(
-    ctx: SourceContext, stream: Stream, start: datetime, end: datetime
-) -> Iterator[Batch]:
-    """The fiscal documents of every due sale (changed in this run or an earlier one), whatever their
-    emission date between `start` and `end`; called by `fiscal_documents` once its windows are read.
-
-    It first tells `sales` that this producer is done (else `sales` would wait for it while it waits
-    for `sales`), then waits for `sales` to finish when it runs in this extract."""
-    ctx.commit_pending_sales()
-    ctx.sale_ids.finish(stream.name)
-    if sales_selected():
-        ctx.documents_due.wait_for_sales()
-    decode = ctx.offload(stream)
-    for sale_id in ctx.documents_due.due():
-        params = {"startDate": iso_z(start), "endDate": iso_z(end), "saleId": sale_id}
-        for page in ctx.client.paginate(stream.operation, params=params, decode=decode):
-            batches, departed = ctx.batches(stream, page)  # no cursor moves: any row loads
-            yield from batches
-            if departed:
-                yield departed
-        ctx.documents_due.done(sale_id)

@@ -1,6 +1,6 @@
 """Sale details: the only way to read sales is one request per id, at 30 requests a minute.
 
-Ids arrive while the resources that discover them run (`sale_ids.py`), so the rate-limited sale
+Ids arrive while the resources that discover them run (`store_sale_ids.py`), so the rate-limited sale
 requests overlap with everything else instead of waiting for it.
 
 Each run spends at most `sales_max_requests` requests, in this order: ids announced by webhooks since
@@ -13,7 +13,7 @@ A share of the budget (`sales_reverify_share`) is kept for the re-verification c
 verified longest ago (`verified_at`, the start of the run that last fetched each), whatever their status,
 so a change no rule foresees (a chargeback months after payment, an expired sale paid late) is loaded
 within `ceil(known sales / that share)` runs. A known sale found changed has its fiscal documents read
-again (`followups.py`).
+again (`financial_followups.py`).
 """
 
 from __future__ import annotations
@@ -29,12 +29,11 @@ from typing import Any
 
 import dlt
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Rows
-from sources.platform.models import RecordValidationError
+from sources.platform.models import RecordValidationError, Sale
 from sources.platform.report import SalesCycle
 from sources.platform.resources.context import SourceContext, scope_message
-from sources.platform.resources.sale_ids import (
+from sources.platform.resources.store_sale_ids import (
     SaleIdQueue,
     SaleLedger,
     announced_sale_ids,
@@ -189,7 +188,7 @@ def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         yield from _read_sales(ctx, stream, changed)
     finally:
         ctx.report.changed_sales = len(changed)
-        ctx.documents_due.close(changed)  # their fiscal documents are read again (`followups.py`)
+        ctx.documents_due.close(changed)  # their fiscal documents are read again (`financial_followups.py`)
 
 
 def reverify_reserve(share: float, budget: int) -> int:
@@ -208,7 +207,7 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
     ledger = SaleLedger.from_destination(
         settings.sales_refresh_days, settings.sales_recheck_hours, time.time()
     )
-    # Sales that webhooks announced as changed come first, before the backlog (`sale_ids.py`).
+    # Sales that webhooks announced as changed come first, before the backlog (`store_sale_ids.py`).
     announced, announced_until = announced_sale_ids(state.get("webhooks_loaded_until"))
     if announced_until is not None:
         state["webhooks_loaded_until"] = announced_until
@@ -287,7 +286,7 @@ def _previous_run(value: Any) -> datetime | None:
 SALES = Stream(
     "sales",
     "sale_details",
-    models.Sale,
+    Sale,
     ("id",),
     "merge",
     read=read_sales,

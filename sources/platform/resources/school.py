@@ -1,14 +1,13 @@
-"""Learning: the schools' enrollments and deliveries, and the courses' lesson comments
-(spec 4.3, 4.9, 4.19)."""
+"""School: the schools' enrollments and deliveries (spec 4.3, 4.9)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from sources.platform import models
-from sources.platform.fastpath.batches import Batch, Rows
+from sources.platform.fastpath.batches import Rows
 from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
-from sources.platform.resources.context import SourceContext, read_all
+from sources.platform.models import Delivery, Enrollment
+from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
 from sources.platform_client.paging import Page
@@ -64,19 +63,10 @@ def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
             yield ctx.parse(stream, [delivery], {"team_slug": school.team_slug})
 
 
-def read_lesson_comments(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
-    """All comments, or those of the configured courses (then stamped with their `course_id`, which the
-    API's comment does not carry)."""
-    if not ctx.settings.course_ids:
-        yield from read_all(ctx, stream)
-    for course_id in ctx.settings.course_ids:
-        yield from read_all(ctx, stream, {"courseId": course_id}, {"course_id": course_id})
-
-
 ENROLLMENTS = Stream(
     "enrollments",
     "list_enrollments",
-    models.Enrollment,
+    Enrollment,
     ("team_slug", "student_slug", "course__name"),
     "merge",
     read=read_enrollments,
@@ -89,7 +79,7 @@ ENROLLMENTS = Stream(
 DELIVERIES = Stream(
     "deliveries",
     "delivery_details",
-    models.Delivery,
+    Delivery,
     ("team_slug", "id"),
     "merge",
     read=read_deliveries,
@@ -98,16 +88,4 @@ DELIVERIES = Stream(
     full_scan=True,
     fans_out=True,
     gone_by=("team_slug", "id"),
-)
-LESSON_COMMENTS = Stream(
-    "lesson_comments",
-    "list_lesson_comments",
-    models.LessonComment,
-    ("id",),
-    "merge",
-    read=read_lesson_comments,
-    extra_columns={"course_id": {"data_type": "bigint", "nullable": True}},
-    description="Lesson comments, read whole (every run while cheap; flags change), merged on id.",
-    full_scan=True,
-    marks_deletions=True,  # when read whole, without `course_ids` (`rescan.marks_deletions`)
 )

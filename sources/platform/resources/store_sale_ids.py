@@ -1,4 +1,5 @@
-"""Sale ids, from the resources that discover them to `sales` (`sales.py`), and those kept for later runs.
+"""Sale ids, from the resources that discover them to `sales` (`store_sales.py`), and those kept for later
+runs.
 
 Ids come from the resources that reference sales (their declaration's `sale_ids_at`: subscriptions'
 `firstInvoiceId`, fiscal documents' `sale.id`, attendees' `invoiceId`), from order bumps

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.app import Call, OperationDef
 from sandbox.errors import validation_error
+from sandbox.operation import Call, OperationDef, envelope
 from sandbox.params import BodyCheck
-from sandbox.routes_store import envelope
 from sandbox.world.api import World
 
 ATTENDEE_STATUSES = ("confirmed", "locked", "presence_confirmed", "paid", "refunded")

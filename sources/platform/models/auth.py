@@ -1,4 +1,4 @@
-"""Token exchange response and webhook origins (spec parts 2.1 and 2.11)."""
+"""The token exchange's response (spec part 2.1)."""
 
 from __future__ import annotations
 
@@ -33,16 +33,3 @@ class Token(ApiModel):
     authenticated_userid: str  # "<accounts id>,<platform id>"
     credential: TokenCredential
     user: TokenUser
-
-
-class WebhookEvent(ApiModel):
-    name: str  # "<origin prefix>.<event name>"
-    metadata: list[str]  # names of the data fields of the event
-    description: str
-
-
-class WebhookOrigin(ApiModel):
-    id: str
-    name: str
-    prefix: str
-    events: list[WebhookEvent]

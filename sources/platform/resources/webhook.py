@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sources.platform import models
 from sources.platform.fastpath.batches import Rows
+from sources.platform.models import WebhookOrigin
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
 
@@ -18,7 +18,7 @@ def read_webhook_origins(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 WEBHOOK_ORIGINS = Stream(
     "webhook_origins",
     "list_webhook_origins",
-    models.WebhookOrigin,
+    WebhookOrigin,
     ("id",),
     "replace",
     read=read_webhook_origins,

@@ -7,7 +7,7 @@ None of these is rate limited or faulted; the token exchange is counted in the s
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
@@ -18,9 +18,7 @@ from sandbox.drift import DriftSettings
 from sandbox.errors import ApiError, JSONResponse, error_response, validation_error
 from sandbox.faults import FaultSpec
 from sandbox.params import BodyCheck, parse_json_body
-
-if TYPE_CHECKING:
-    from sandbox.app import SandboxState
+from sandbox.state import SandboxState
 
 MAX_ADVANCE_SECONDS = 10 * 366 * 86400  # ten years per call keeps the clock far from datetime's limits
 
