@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--work", type=Path, default=Path("bench/work/privacy-ab"))
     options = parser.parse_args(argv)
     options.no_store = False
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     scale = world_scale_for(options.rows)
     results: dict[str, list[float]] = {"off": [], "on": []}

@@ -21,7 +21,7 @@ from bench.stats import median, ratio
 def run_rate_limits(options: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Full sync with the sandbox's limits on, against the bound they impose; then a run with nothing new."""
     from sandbox.ratelimit import DEFAULT_LIMIT, SPEC_LIMITS
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     scale, time_scale = options.rate_limit_scale, options.time_scale
     log(f"rate limits on: world scale {scale:,}, time scale {time_scale:g}")

@@ -150,7 +150,7 @@ def hidden(without: Mapping[str, Any], with_latency: Mapping[str, Any], latency:
 
 def run_latency(options: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Part (a): with and without latency, rate limits on."""
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     latency = options.latency_ms / 1000.0
     log(
@@ -192,7 +192,7 @@ def run_latency(options: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 def run_foreign(options: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Part (b): a full sync with and without another client's 429s, against the bound of what was served."""
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     scale, time_scale = options.foreign_scale, options.foreign_time_scale
     log(f"foreign 429s: world scale {scale:,}, time scale {time_scale:g}, share {FOREIGN_SHARE:g}")

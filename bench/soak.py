@@ -25,7 +25,7 @@ import dlt
 
 from pipelines.sync.platform_pipeline import sync
 from sandbox.options import catalog_source_options
-from sandbox.testing import SandboxHandle, running_sandbox_process
+from sandbox.running import SandboxHandle, running_sandbox_process
 from sandbox.world.sales import SALE_BASE
 
 DAY = 86400.0

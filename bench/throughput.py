@@ -37,7 +37,7 @@ TASKS = {"rest_api_parquet": "rest_api", "ours_rows": "ours"}
 
 def run_scale(options: argparse.Namespace, target_rows: int, work: Path) -> dict[str, Any]:
     """Throughput, memory and models at one scale."""
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     scale = world_scale_for(target_rows)
     store = page_store(options, scale)

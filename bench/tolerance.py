@@ -30,7 +30,7 @@ DRIFT = 0.03
 
 def run_tolerance(options: argparse.Namespace, target_rows: int, work: Path) -> dict[str, Any]:
     """Our sync on exact pages and on drifting pages, `options.tolerance_runs` times each, in turns."""
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     scale = world_scale_for(target_rows)
     log(f"tolerance at {target_rows:,} rows: exact pages against pages drifting at {DRIFT:g}")

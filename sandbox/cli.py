@@ -245,8 +245,8 @@ def _describe(exc: httpx.HTTPError) -> str:
 def _serve(args: argparse.Namespace) -> int:
     from sandbox.app import SandboxOptions, create_app
     from sandbox.routes.control import iso
+    from sandbox.running import _load_world
     from sandbox.server import SandboxServer
-    from sandbox.testing import _load_world
 
     if args.unruly and args.world != DEFAULT_WORLD:
         print("error: --unruly and --world both choose the world; give one of them", file=sys.stderr)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from sandbox.testing import DEFAULT_WORLD, SandboxHandle, running_sandbox_process
+from sandbox.running import DEFAULT_WORLD, SandboxHandle, running_sandbox_process
 
 # Paged operations with the query each needs; the catalog supplies the event id.
 LISTINGS: dict[str, tuple[str, dict[str, str]]] = {

@@ -118,7 +118,7 @@ class SandboxServer:
         for server in self._servers:
             server.should_exit = True
 
-    # -- in a background thread (tests, `sandbox.testing.running_sandbox`) --
+    # -- in a background thread (tests, `sandbox.running.running_sandbox`) --
 
     def start_in_thread(self, timeout: float = 30.0) -> None:
         """Start serving in a daemon thread and return once both servers accept connections."""

@@ -42,7 +42,7 @@ DEMO_DRIFT = 0.01
 
 
 def run_demo(scale: int | None = None, seed: int = 1) -> int:
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     print(
         f"starting the sandbox (seed {seed}, {scale or DEMO_SCALE:,} sales, time scale {DEMO_TIME_SCALE:g})"

@@ -4,7 +4,7 @@ A command (run it from cron next to the sync, or before it), not a timer inside 
 receiver must answer in milliseconds and never wait on the warehouse, and the warehouse has one writer
 at a time (the run lock), which a long sync holds. The table goes to the sync's own destination and
 dataset, through a pipeline of its own (`platform_sync_webhooks`), so the next sync can read the sale ids
-that were announced (`sources/platform/resources/sale_ids.py`).
+that were announced (`sources/platform/resources/store_sale_ids.py`).
 """
 
 from __future__ import annotations

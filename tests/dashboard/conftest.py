@@ -22,7 +22,7 @@ import pytest
 from pipelines.dbt.runner import run_models
 from pipelines.sync.platform_pipeline import sync
 from pipelines.sync.runs import outcome_rows, record_run, run_started_at
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
 
 SEED, SCALE = 2, 300  # ~170 sales, every mart filled; sync and dbt build take ~15 s

@@ -15,7 +15,7 @@ import pytest
 
 from pipelines.dbt.runner import headline_figures, run_models
 from pipelines.sync.platform_pipeline import sync
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sandbox.world import SyntheticWorld
 from tests.e2e.conftest import source_options
 

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from sandbox.options import catalog_source_options
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from tests.warehouses import RUN_STAMPS
 
 E2E_SCALE = 400

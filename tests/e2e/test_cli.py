@@ -13,7 +13,7 @@ from pathlib import Path
 import dlt
 import pytest
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
 from tests.e2e.conftest import query, source_options
 from tests.e2e.test_sync import assert_warehouse_matches_api

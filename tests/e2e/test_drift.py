@@ -19,7 +19,7 @@ import pytest
 from dlt.common.normalizers.naming.snake_case import NamingConvention
 
 from pipelines.sync.platform_pipeline import SyncResult, sync
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from sources.platform.models import KINDS
 from sources.platform.resources import STREAMS
 from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, source_options

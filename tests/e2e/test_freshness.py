@@ -13,7 +13,7 @@ import duckdb
 import pendulum
 
 from pipelines.sync.platform_pipeline import sync
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sandbox.world.world import SyntheticWorld
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY
 from sources.platform.resources import FULL_SCANS, STREAMS

@@ -10,7 +10,7 @@ import dlt
 import pytest
 
 from pipelines.sync.platform_pipeline import sync
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sources.platform.fastpath import offload
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.resources.store_sales import RUN_STARTED_KEY

@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.cli.summary import print_summary
 from pipelines.sync.platform_pipeline import sync
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from sandbox.world.gone import GoneWorld
 from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, query, source_options
 

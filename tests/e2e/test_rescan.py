@@ -170,7 +170,7 @@ def test_a_scan_that_fails_mid_way_is_not_recorded_and_runs_again(sandbox, make_
 
 
 def test_the_command_line_skips_what_is_not_due_and_rescan_reads_it(tmp_path):
-    from sandbox.testing import running_sandbox
+    from sandbox.running import running_sandbox
 
     with running_sandbox(seed=2, scale=100, time_scale=600) as sandbox:
         options = source_options(sandbox, sandbox.token(), rate_limit_time_scale=600, **INTERVAL_ONLY)
@@ -198,7 +198,7 @@ def test_the_command_line_skips_what_is_not_due_and_rescan_reads_it(tmp_path):
 
 
 def test_a_bad_rescan_override_fails_on_the_command_line_before_any_request(tmp_path):
-    from sandbox.testing import running_sandbox
+    from sandbox.running import running_sandbox
 
     with running_sandbox(seed=2, scale=50) as sandbox:
         options = {**source_options(sandbox, sandbox.token()), "rescan_hours_by_resource": {"prodcts": 1}}

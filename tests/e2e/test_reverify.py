@@ -14,7 +14,7 @@ import dlt
 from pipelines.cli.summary import print_summary
 from pipelines.sync.coverage import HOW_TO_COMPLETE
 from pipelines.sync.platform_pipeline import sync
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sources.platform.resources.financial_followups import DUE_KEY
 from tests.e2e.api_truth import ApiTruth
 from tests.e2e.conftest import E2E_TIME_SCALE, query, source_options

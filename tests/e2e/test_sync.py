@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from pipelines.sync.platform_pipeline import sync
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sandbox.world import SyntheticWorld
 from sources.platform.rescan import SCAN_COSTS_KEY
 from sources.platform.resources import FULL_SCANS, STREAMS

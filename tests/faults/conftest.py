@@ -12,7 +12,7 @@ import dlt
 import pytest
 
 from pipelines.sync.platform_pipeline import SyncResult, sync
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
 from tests.warehouses import assert_exact
 

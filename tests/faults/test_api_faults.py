@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.testing import SandboxHandle
+from sandbox.running import SandboxHandle
 from sources.platform.resources import STREAMS
 from sources.platform.resources.store_sale_ids import pending_sale_ids
 from sources.platform_client.client import PlatformClient

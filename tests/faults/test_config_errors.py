@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from tests.ops.conftest import cli_env, run_cli
 
 

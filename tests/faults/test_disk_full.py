@@ -18,7 +18,7 @@ import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.sync.load_failure import failure_line
-from sandbox.testing import SandboxHandle
+from sandbox.running import SandboxHandle
 from tests.e2e.conftest import source_options
 from tests.faults.conftest import database_of, run, world
 from tests.ops.conftest import cli_env, in_folder, run_cli

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from sources.platform_client.operations import OPERATIONS
 from tests.e2e.conftest import source_options
 from tests.faults.test_config_errors import CASES

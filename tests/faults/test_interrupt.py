@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.testing import SandboxHandle
+from sandbox.running import SandboxHandle
 from tests.e2e.conftest import source_options
 from tests.faults.conftest import Reference
 from tests.faults.test_kills import MOMENTS

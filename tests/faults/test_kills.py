@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.testing import SandboxHandle
+from sandbox.running import SandboxHandle
 from tests.e2e.conftest import source_options
 from tests.faults.conftest import Reference
 from tests.ops.conftest import PLATFORM_SYNC, cli_env, in_folder, run_cli

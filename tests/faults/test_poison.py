@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from sandbox.faults import DEEP_LEVELS
-from sandbox.testing import SandboxHandle
+from sandbox.running import SandboxHandle
 from tests.faults.conftest import Reference, database_of, pipeline_in, rerun_clean, run
 from tests.warehouses import SCHEMA, Row, integrity_problems, rows_by_record
 

@@ -15,7 +15,7 @@ from typing import IO
 
 import pytest
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from tests.e2e.conftest import source_options
 from tests.ops.conftest import PLATFORM_SYNC, cli_env
 

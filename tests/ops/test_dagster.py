@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sources.platform.resources import STREAMS
 from tests.e2e.conftest import source_options
 from tests.ops.conftest import PROJECT_ROOT, cli_env

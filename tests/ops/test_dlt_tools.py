@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from tests.e2e.conftest import source_options
 from tests.ops.conftest import cli_env, run_cli
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.sync.lock import Holder, LockHeld, hold, holders
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from tests.e2e.conftest import source_options
 from tests.ops.conftest import PLATFORM_SYNC, cli_env, in_folder, run_cli
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
 from tests.ops.conftest import PLATFORM_SYNC, cli_env, run_cli
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import duckdb
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
 from tests.e2e.conftest import source_options
 from tests.ops.conftest import cli_env, run_cli

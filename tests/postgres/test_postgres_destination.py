@@ -29,7 +29,7 @@ import pytest
 from pipelines.dbt.freshness import source_freshness
 from pipelines.dbt.runner import ModelsResult, raw_tables, run_models
 from pipelines.sync.platform_pipeline import SyncResult, sync
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from tests.e2e.conftest import source_options
 from tests.postgres.server import PostgresServer, free_port
 

@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.dbt.runner import run_models
 from pipelines.webhooks.store import DeliveryStore, parse_delivery
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sandbox.world.people import People, Person
 from sources.platform.privacy import parse_privacy
 from tests.e2e.conftest import source_options

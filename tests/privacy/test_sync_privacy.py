@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from pipelines.dbt.runner import headline_figures, run_models
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sources.platform.privacy import parse_privacy
 from tests.e2e.conftest import source_options
 from tests.e2e.test_cli import cli_env, run_cli, warehouse

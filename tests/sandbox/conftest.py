@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # `fake_world` whatever pytest's
 
 from fake_world import FakeWorld
 
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 
 if TYPE_CHECKING:
     from sandbox.world import SyntheticWorld

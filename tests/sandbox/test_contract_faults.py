@@ -9,7 +9,7 @@ import pytest
 from conftest import assert_error
 from fake_world import FakeWorld
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 
 PATH = "/store/v1/products"
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import assert_error
 from fake_world import EVENT_ID, FakeWorld
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 
 LIMITS = {
     "/store/v1/sales/SALE001": 30,

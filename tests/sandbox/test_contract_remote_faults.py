@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from sandbox.faults import FaultInjector, FaultSpec
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 
 PATH = "/store/v1/products"
 

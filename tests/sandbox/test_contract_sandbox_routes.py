@@ -7,7 +7,7 @@ import pytest
 from conftest import assert_error
 from fake_world import FakeWorld
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_every_answer_is_dated_by_the_worlds_clock_once(sandbox):
 
 def test_the_date_header_of_a_running_process_is_the_worlds():
     """`python -m sandbox serve` (uvicorn with its own settings path) dates answers the same way."""
-    from sandbox.testing import running_sandbox_process
+    from sandbox.running import running_sandbox_process
 
     with running_sandbox_process(seed=1, scale=20, rate_limits=False) as sandbox:
         catalog = httpx.get(f"{sandbox.base_url}/sandbox/catalog")

@@ -21,7 +21,7 @@ from drift_checks import SHAPES, UNTOUCHABLE, all_items, as_rows, crawl, departi
 
 from sandbox import spec_shapes as shapes
 from sandbox.drift import KINDS, TARGETS, sites
-from sandbox.testing import running_sandbox, running_sandbox_process
+from sandbox.running import running_sandbox, running_sandbox_process
 
 SCALE = 200
 RATE = 0.05

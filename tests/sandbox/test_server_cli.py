@@ -13,7 +13,7 @@ import pytest
 from fake_world import FakeWorld
 
 from sandbox.cli import main
-from sandbox.testing import running_sandbox, running_sandbox_process
+from sandbox.running import running_sandbox, running_sandbox_process
 
 HERE = str(Path(__file__).parent)
 FAKE = {"world_factory": "fake_world:FakeWorld", "env": {"PYTHONPATH": HERE}}

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from sandbox.testing import running_sandbox, running_sandbox_process
+from sandbox.running import running_sandbox, running_sandbox_process
 from sandbox.world import SyntheticWorld, WorldError
 from sandbox.world.clock import T0, iso, to_ms
 from sandbox.world.unruly import UnrulyWorld

@@ -9,7 +9,7 @@ from typing import Any
 
 import dlt
 
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from sandbox.world import SyntheticWorld
 from sandbox.world.clock import DAY, to_ms
 from sandbox.world.webhooks import delivery_id

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from pipelines.webhooks.store import DeliveryStore
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from sandbox.world import SyntheticWorld
 from sandbox.world.clock import DAY, T0
 from sandbox.world.webhooks import world_moves

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from sandbox.testing import SandboxHandle
+from sandbox.running import SandboxHandle
 from sandbox.world.people import make_cpf
 from tests.e2e.test_cli import cli_env
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from sandbox.world import SyntheticWorld
 from sources.platform_client.operations import OPERATIONS
 from tests.e2e.test_cli import run_cli

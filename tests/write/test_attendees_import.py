@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from tests.e2e.test_cli import CLI, run_cli
 from tests.write.conftest import attendees, env_for, person, read_results, write_csv
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sandbox.faults import FaultInjector, FaultSpec
-from sandbox.testing import running_sandbox
+from sandbox.running import running_sandbox
 from tests.e2e.test_cli import run_cli
 from tests.write.conftest import env_for
 
