@@ -148,8 +148,8 @@ def sync(
     if isinstance(display, SyncProgress):
         display.watch(report)
     # The source asks this pipeline's destination for the renewals due while it is built
-    # (`store_renewals.py`),
-    # so it must be dlt's current pipeline then, not the last one created (the runs table's).
+    # (`store_renewals.py`), so it must be dlt's current pipeline then, not the last one created (the
+    # runs table's).
     pipeline.activate()
     source = platform_source(report=report, **dict(source_options or {}))
     if selected:
