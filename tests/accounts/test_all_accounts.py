@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from sources.platform_client.operations import OPERATIONS
 from tests.accounts.conftest import (
     SEEDS,
     World,
@@ -83,31 +84,45 @@ def test_each_accounts_rows_of_the_marts_equal_its_single_account_marts(together
     assert accounts == [(name,) for name in sorted(SEEDS)]
 
 
-def test_a_wrong_token_fails_its_account_alone_and_one_accounts_refresh_or_forget_leaves_the_others(
+def test_one_accounts_token_scope_refresh_or_forget_never_reach_the_others(
     worlds, references, tmp_path: Path
 ):
-    env = accounts_project(tmp_path, worlds, tokens={"beta": "not-a-token-of-this-world"})
+    # beta's token is not one of its world (401 on every request); gamma's lacks the products' scope (403)
+    without_products = sorted({s for op in OPERATIONS for s in op.scopes} - {"store_products_read"})
+    tokens = {"beta": "not-a-token-of-this-world", "gamma": worlds["gamma"].sandbox.token(without_products)}
+    env = accounts_project(tmp_path, worlds, tokens=tokens)
     result = run_cli(["sync", "--all-accounts", "--accounts-at-once", "2", "--no-progress"], env, tmp_path)
     assert result.returncode == 3, result.stdout + result.stderr
-    assert f"\n{'beta':40} {1:>12}  FAILED" in result.stdout
     assert f"\n{'acme':40} {0:>12}  loaded" in result.stdout
-    assert f"\n{'gamma':40} {0:>12}  loaded" in result.stdout
+    assert f"\n{'beta':40} {1:>12}  FAILED" in result.stdout
+    assert f"\n{'gamma':40} {3:>12}  PARTIAL" in result.stdout
     assert "account beta: FAILED: the access token was rejected" in result.stderr
     assert "ACCOUNTS__BETA__ACCESS_TOKEN" in result.stderr
+    skipped = [
+        line
+        for line in result.stderr.splitlines()
+        if line.startswith("account gamma: ") and "skipped" in line
+    ]
+    assert len(skipped) == 1 and "products" in skipped[0] and "store_products_read" in skipped[0], (
+        result.stderr
+    )
     assert "Traceback" not in result.stderr
     warehouse = tmp_path / "warehouse.duckdb"
-    for name in ("acme", "gamma"):
-        assert schema_tables(warehouse, f"platform_raw_{name}") == schema_tables(
-            references[name], "platform_raw"
-        )
+    assert schema_tables(warehouse, "platform_raw_acme") == schema_tables(references["acme"], "platform_raw")
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         outcomes = connection.execute(
             "select status, message from platform_raw_beta._platform_sync_runs"
         ).fetchall()
+        gamma = dict(
+            connection.execute(
+                "select resource, status from platform_raw_gamma._platform_sync_runs"
+            ).fetchall()
+        )
     # every resource failed, but sales, which reads the ids the others found: none (as for one account)
     assert {status for status, message in outcomes if message != "0 rows"} == {"failed"}
     assert ("loaded", "0 rows") in outcomes
     assert _tables(warehouse, "platform_raw_beta") == []
+    assert gamma["products"] == "skipped" and gamma["subscriptions"] == "loaded"
 
     # one account again, from scratch: the other's rows stay as they were, load ids included
     gamma_before = _raw_rows(warehouse, "platform_raw_gamma")
@@ -117,16 +132,15 @@ def test_a_wrong_token_fails_its_account_alone_and_one_accounts_refresh_or_forge
     assert _raw_rows(warehouse, "platform_raw_gamma") == gamma_before
     assert schema_tables(warehouse, "platform_raw_acme") == schema_tables(references["acme"], "platform_raw")
 
-    # a person forgotten in gamma only
-    email = _first_buyer_email(warehouse, "platform_raw_gamma")
-    acme_before = _raw_rows(warehouse, "platform_raw_acme")
-    forgot = run_cli(["forget", "--account", "gamma", "--email", email], env, tmp_path)
+    # a person forgotten in acme only
+    email = _first_buyer_email(warehouse, "platform_raw_acme")
+    forgot = run_cli(["forget", "--account", "acme", "--email", email], env, tmp_path)
     assert forgot.returncode == 0, forgot.stdout + forgot.stderr
-    assert "platform_raw_gamma" in forgot.stdout
+    assert "platform_raw_acme" in forgot.stdout
     assert (
-        _count(warehouse, "select count(*) from platform_raw_gamma.sales where buyer__email = ?", email) == 0
+        _count(warehouse, "select count(*) from platform_raw_acme.sales where buyer__email = ?", email) == 0
     )
-    assert _raw_rows(warehouse, "platform_raw_acme") == acme_before
+    assert _raw_rows(warehouse, "platform_raw_gamma") == gamma_before
 
 
 def _schemas(path: Path) -> set[str]:
