@@ -30,7 +30,9 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.accounts.command import add_account_options, run_accounts_sync, wants_accounts
 from pipelines.cli.extras import require_extra
+from pipelines.commands.forget import add_forget_command
 from pipelines.cli.interrupt import (
     EXIT_STATUS,
     Interruption,
@@ -41,7 +43,6 @@ from pipelines.cli.interrupt import (
 from pipelines.cli.messages import HoldResourceOutcomes, grouped_causes, invalid_value_message, step_failure
 from pipelines.cli.output import configure_logging, is_json, print_json, say
 from pipelines.cli.summary import print_interrupted, print_summary
-from pipelines.commands.forget import add_forget_command
 from pipelines.commands.write_commands import add_write_commands
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
 from pipelines.sync.lock import LockHeld, run_lock
@@ -164,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
         "--destination", default=DEFAULT_DESTINATION, help="any dlt destination (default duckdb)"
     )
     sync_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
+    add_account_options(sync_cmd)  # --account NAME, --all-accounts (issue 32)
     sync_cmd.add_argument("--no-progress", action="store_true", help="no progress display while running")
     sync_cmd.add_argument(
         "--progress-interval",
@@ -217,6 +219,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_sync(options: argparse.Namespace) -> int:
+    if wants_accounts(options):
+        return run_accounts_sync(options)
     resources = [r.strip() for r in options.resources.split(",") if r.strip()] if options.resources else None
     source_options: dict[str, object] = {"start_date": options.start_date} if options.start_date else {}
     if options.rescan:
@@ -337,12 +341,13 @@ def _run_models(options: argparse.Namespace) -> int:
     """
     from dataclasses import asdict
 
+    from pipelines.accounts.dbt import models_pipeline
     from pipelines.dbt.freshness import source_freshness
     from pipelines.dbt.runner import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
 
     check_destination_name(options.destination)
     check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
-    pipeline = make_pipeline(options.destination, options.dataset)
+    pipeline = models_pipeline(options.destination, options.dataset)  # an account's, with accounts
     with run_lock(pipeline, "read", command="platform-sync models"):
         try:
             tables = require_raw_tables(pipeline)

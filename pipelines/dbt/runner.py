@@ -144,8 +144,11 @@ def require_raw_tables(pipeline: dlt.Pipeline) -> list[str]:
 
 def dbt_environment(pipeline: dlt.Pipeline, workdir: Path) -> tuple[Path, dict[str, str]]:
     """The profiles directory and the environment variables that point dbt at the pipeline's data."""
+    from pipelines.accounts.dbt import dbt_accounts_env
+
     destination = _destination_type(pipeline)
-    env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name}
+    # the configured accounts' datasets, which staging unions (docs/accounts.md); none: this dataset
+    env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name, **dbt_accounts_env()}
     credentials: Any = pipeline.destination_client().config.credentials
     if destination == "duckdb":
         database = credentials.database
@@ -292,7 +295,8 @@ HEADLINE_QUERIES: tuple[tuple[str, str], ...] = (
             sum(sales.net_revenue_amount) as net_revenue
         from {MARTS_SCHEMA}.fct_sales as sales
         left join {MARTS_SCHEMA}.dim_products as products
-            on sales.product_id = products.product_id
+            on sales.account = products.account
+            and sales.product_id = products.product_id
         where sales.was_paid
         group by 1, 2
         order by net_revenue desc, product

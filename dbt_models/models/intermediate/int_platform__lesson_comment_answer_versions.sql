@@ -10,6 +10,8 @@ with versions as (
     {%- if has_snapshot %}
 
     select
+        -- a version taken before accounts existed is the `default` account's
+        coalesce(account, 'default') as account,  -- noqa: RF04
         comment_id,
         is_answered,
         dbt_valid_from
@@ -18,6 +20,7 @@ with versions as (
     {%- else %}
 
         select
+            account,
             comment_id,
             is_answered,
             cast(null as {{ type_timestamptz() }}) as dbt_valid_from
