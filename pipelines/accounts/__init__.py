@@ -8,24 +8,25 @@ The interface the command line, Dagster and Airflow use:
 
 `account_pipeline(account)` is the account's dlt pipeline (for `dlt pipeline <name> ...`, the models, the
 dashboard); `sync_accounts` runs several, a few at a time; `overall_exit_status` is the command line's
-verdict over them.
+verdict over them. The room sits between the command line (`pipelines/cli/accounts.py` gives it its
+options) and the rooms it runs: `sync`, `dbt`, `commands`.
 """
 
-from pipelines.accounts.config import (
-    DEFAULT_ACCOUNT,
-    Account,
-    account_named,
-    account_source_options,
-    configured_accounts,
-    find_account,
-)
 from pipelines.accounts.run import (
     DEFAULT_AT_ONCE,
     AccountRun,
-    account_pipeline,
     overall_exit_status,
     sync_account,
     sync_accounts,
+)
+from pipelines.sync.accounts import (
+    DEFAULT_ACCOUNT,
+    Account,
+    account_named,
+    account_pipeline,
+    account_source_options,
+    configured_accounts,
+    find_account,
 )
 
 __all__ = [

@@ -30,29 +30,34 @@ from dlt.common.configuration.exceptions import (
     InvalidNativeValue,
     ValueNotSecretException,
 )
-from dlt.common.runtime.collector import Collector
 from dlt.pipeline.exceptions import PipelineStepFailed
 
-from pipelines.accounts.config import DEFAULT_ACCOUNT, Account, account_source_options
+from pipelines.sync.accounts import DEFAULT_ACCOUNT, Account, account_pipeline, account_source_options
 from pipelines.sync.defaults import set_default
 from pipelines.sync.load_failure import failure_line
 from pipelines.sync.lock import LockHeld, destination_lock_path, hold, run_lock
-from pipelines.cli.messages import invalid_value_message, step_failure
+from pipelines.sync.messages import invalid_value_message, step_failure
 from pipelines.sync.platform_pipeline import (
     DEFAULT_DESTINATION,
     SyncResult,
     check_resource_names,
-    make_pipeline,
     sync,
 )
 from pipelines.sync.preflight import check_destination_config, check_destination_name
 from pipelines.sync.runs import outcome_rows, record_run, run_started_at
+from pipelines.sync.verdict import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    failure_lines,
+    sync_exit_status,
+)
 from sources.platform.config_check import explain as explain_config_error
 from sources.platform_client.errors import ConfigurationError, PlatformError
 
 logger = logging.getLogger("platform_sync.accounts")
 
-EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_PARTIAL = 0, 1, 2, 3
 DEFAULT_AT_ONCE = 3
 # dlt loads up to 20 jobs of one pipeline at once (`[load] workers`), each on connections of its own (on
 # PostgreSQL its client's and ADBC's): accounts loading together share this many, so that N accounts do
@@ -73,16 +78,6 @@ class AccountRun:
     result: SyncResult | None = None
 
 
-def account_pipeline(
-    account: Account, destination: str = DEFAULT_DESTINATION, progress: bool | Collector = False
-) -> dlt.Pipeline:
-    """The account's dlt pipeline (`platform_sync__<name>` into `platform_raw_<name>`; the `default`
-    account's is today's `platform_sync` into `platform_raw`), on the shared warehouse."""
-    return make_pipeline(
-        destination, account.dataset_name, progress=progress, pipeline_name=account.pipeline_name
-    )
-
-
 def sync_account(
     account: Account,
     resources: list[str] | None = None,
@@ -98,8 +93,6 @@ def sync_account(
     `source_options` are the command line's (`start_date`, `rescan`), over the account's settings.
     `hold_destination=False`: the caller holds the destination's run lock for this process (several
     accounts into one DuckDB file); the account's own pipeline lock is taken either way."""
-    from pipelines.cli.main import failure_lines, sync_exit_status  # the command line's own verdict
-
     try:
         options = {**account_source_options(account), **dict(source_options or {})}
         if resources:

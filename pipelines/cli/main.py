@@ -5,7 +5,7 @@ Exit status: 0 all done; 1 failed (also when every resource failed or the token 
 in another program, the dashboard's port is taken;
 3 partial: some resources were skipped (a missing scope) or failed, the others were loaded;
 130 / 143 interrupted by SIGINT (Ctrl-C) / SIGTERM: nothing lost, the next run goes on from there.
-Each cause of a failure is said once, on stderr (`pipelines/cli/messages.py`).
+Each cause of a failure is said once, on stderr (`pipelines/sync/messages.py`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
-from pipelines.accounts.command import add_account_options, run_accounts_sync, wants_accounts
+from pipelines.cli.accounts import add_account_options, run_accounts_sync, wants_accounts
 from pipelines.cli.extras import require_extra
-from pipelines.commands.forget import add_forget_command
 from pipelines.cli.interrupt import (
     EXIT_STATUS,
     Interruption,
@@ -40,17 +39,17 @@ from pipelines.cli.interrupt import (
     stop_on_signals,
     tables_loaded_since,
 )
-from pipelines.cli.messages import HoldResourceOutcomes, grouped_causes, invalid_value_message, step_failure
 from pipelines.cli.output import configure_logging, is_json, print_json, say
 from pipelines.cli.summary import print_interrupted, print_summary
+from pipelines.commands.forget import add_forget_command
 from pipelines.commands.write_commands import add_write_commands
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
 from pipelines.sync.lock import LockHeld, run_lock
+from pipelines.sync.messages import HoldResourceOutcomes, invalid_value_message, step_failure
 from pipelines.sync.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
     PIPELINE_NAME,
-    SyncResult,
     check_resource_names,
     make_pipeline,
     sync,
@@ -59,11 +58,16 @@ from pipelines.sync.preflight import check_destination_config, check_destination
 from pipelines.sync.process_settings import apply_process_settings
 from pipelines.sync.progress import SyncProgress, progress_for
 from pipelines.sync.runs import outcome_rows, record_run, run_started_at
+from pipelines.sync.verdict import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
+    EXIT_OK,
+    failure_lines,
+    sync_exit_status,
+)
 from sources.platform.config_check import explain as explain_config_error
 from sources.platform.resources import STREAMS
-from sources.platform_client.errors import REAUTHORIZE_HINT, ConfigurationError, PlatformError
-
-EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_PARTIAL = 0, 1, 2, 3
+from sources.platform_client.errors import ConfigurationError, PlatformError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -273,24 +277,6 @@ def _run_sync(options: argparse.Namespace) -> int:
     return status
 
 
-def sync_exit_status(result: SyncResult, resources: Sequence[str] | None) -> tuple[int, str | None]:
-    """1 when the token was rejected or nothing that was due got loaded, 3 when some of it did, else 0;
-    with what to tell the user when the run failed.
-
-    A rejected token fails every resource that had not finished: a scheduler must see a failure, not a
-    warning, and the user must authorize again."""
-    report = result.report
-    if any(REAUTHORIZE_HINT in reason for reason in report.failed.values()):
-        return EXIT_FAILED, (
-            "the access token was rejected (expired or revoked): authorize again with "
-            "`platform-sync auth --code CODE`, or set SOURCES__PLATFORM__ACCESS_TOKEN."
-        )
-    due = [name for name in (resources or STREAMS) if name not in report.not_due]
-    if due and all(name in report.failed or name in report.skipped for name in due):
-        return EXIT_FAILED, "no resource was loaded."
-    return (EXIT_PARTIAL if result.is_partial else EXIT_OK), None
-
-
 def _say_interrupted(pipeline: Any, progress: SyncProgress, started_at: dt.datetime, signum: int) -> None:
     """The first Ctrl-C or SIGTERM: one line on stderr, and what the run had done on stdout."""
     progress.halt()
@@ -314,16 +300,6 @@ def _say_interrupted(pipeline: Any, progress: SyncProgress, started_at: dt.datet
         print_interrupted(progress.phase, progress.lines(), tables, status)
 
 
-def failure_lines(result: SyncResult, failure: str | None) -> list[str]:
-    """What went wrong, one line per cause: a rejected token once (it fails every resource), then each
-    other cause with the resources it failed or skipped."""
-    report = result.report
-    rejected = {name for name, reason in report.failed.items() if REAUTHORIZE_HINT in reason}
-    lines = [f"FAILED: {failure}"] if rejected and failure else []
-    others = {name: reason for name, reason in report.failed.items() if name not in rejected}
-    return [*lines, *grouped_causes(others, "failed"), *grouped_causes(report.skipped, "skipped")]
-
-
 def _run_auth(options: argparse.Namespace) -> int:
     from pipelines.commands.authorize import exchange_and_store
 
@@ -341,9 +317,14 @@ def _run_models(options: argparse.Namespace) -> int:
     """
     from dataclasses import asdict
 
-    from pipelines.accounts.dbt import models_pipeline
     from pipelines.dbt.freshness import source_freshness
-    from pipelines.dbt.runner import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
+    from pipelines.dbt.runner import (
+        ModelsError,
+        WarehouseUnavailable,
+        models_pipeline,
+        require_raw_tables,
+        run_models,
+    )
 
     check_destination_name(options.destination)
     check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state

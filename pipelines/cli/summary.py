@@ -54,7 +54,7 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
         print(deleted, file=out)
     if (clock := result.report.run_clock) and (skew := clock.skew_line()):
         print(skew, file=out)
-    # the reasons are said once per cause on stderr (`pipelines/cli/messages.py`)
+    # the reasons are said once per cause on stderr (`pipelines/sync/messages.py`)
     for resource in result.report.skipped:
         print(f"SKIPPED {resource}", file=out)
     for resource in result.report.failed:

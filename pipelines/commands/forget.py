@@ -344,7 +344,7 @@ def run_forget(options: argparse.Namespace) -> int:
     settings = configured_privacy()
     person = wanted(settings, options.email, options.document)
     if options.account:  # one account's dataset only (issue 32)
-        from pipelines.accounts import account_pipeline, find_account
+        from pipelines.sync.accounts import account_pipeline, find_account
 
         account = find_account(options.account)
         options.dataset = account.dataset_name

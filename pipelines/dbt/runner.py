@@ -33,6 +33,10 @@ from typing import Any
 
 import dlt
 
+from pipelines.dbt.accounts import dbt_accounts_env
+from pipelines.sync.accounts import account_pipeline, configured_accounts
+from pipelines.sync.platform_pipeline import DATASET_NAME, make_pipeline
+
 DBT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_models"
 DBT_PROFILES_DIR = DBT_PROJECT_DIR / "profiles"
 MARTS_SCHEMA = "marts"
@@ -144,8 +148,6 @@ def require_raw_tables(pipeline: dlt.Pipeline) -> list[str]:
 
 def dbt_environment(pipeline: dlt.Pipeline, workdir: Path) -> tuple[Path, dict[str, str]]:
     """The profiles directory and the environment variables that point dbt at the pipeline's data."""
-    from pipelines.accounts.dbt import dbt_accounts_env
-
     destination = _destination_type(pipeline)
     # the configured accounts' datasets, which staging unions (docs/accounts.md); none: this dataset
     env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name, **dbt_accounts_env()}
@@ -351,3 +353,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def models_pipeline(destination: str, dataset_name: str = DATASET_NAME) -> dlt.Pipeline:
+    """The pipeline whose destination `platform-sync models` runs on: the default one, or with accounts
+    configured (and no other dataset asked for) the first account whose dataset holds raw tables (the
+    models read every account's; the warehouse is the same)."""
+    accounts = configured_accounts()
+    if not accounts or dataset_name != DATASET_NAME:
+        return make_pipeline(destination, dataset_name)
+    pipelines = [account_pipeline(account, destination) for account in accounts]
+    return next((pipeline for pipeline in pipelines if raw_tables(pipeline)), pipelines[0])

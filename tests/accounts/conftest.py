@@ -17,7 +17,7 @@ import pytest
 import tomlkit
 
 from sandbox.options import catalog_source_options
-from sandbox.testing import SandboxHandle, running_sandbox
+from sandbox.running import SandboxHandle, running_sandbox
 from tests.warehouses import RUN_STAMPS
 
 CLI = [sys.executable, "-m", "pipelines.cli"]

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from pipelines.accounts import AccountRun, overall_exit_status
-from pipelines.accounts.command import print_accounts
+from pipelines.cli.accounts import print_accounts
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ from pathlib import Path
 PIPELINES = Path(__file__).resolve().parents[2] / "pipelines"
 # The rooms each room may import (besides itself).
 MAY_IMPORT: dict[str, frozenset[str]] = {
-    "cli": frozenset({"commands", "dbt", "webhooks", "sync"}),
+    "cli": frozenset({"accounts", "commands", "dbt", "webhooks", "sync"}),
+    "accounts": frozenset({"commands", "dbt", "sync"}),
     "commands": frozenset({"webhooks", "sync"}),
     "dbt": frozenset({"sync"}),
     "webhooks": frozenset({"sync"}),

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import dlt
+from dlt.common.runtime.collector import Collector
 
-from pipelines.sync.platform_pipeline import DATASET_NAME, PIPELINE_NAME
+from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
 from sources.platform import platform_source
 from sources.platform_client.errors import ConfigurationError
 
@@ -165,3 +166,13 @@ def _account_tables() -> dict[str, Mapping[str, Any]]:
                 )
             merged.setdefault(str(name), {}).update(table)
     return dict(merged)
+
+
+def account_pipeline(
+    account: Account, destination: str = DEFAULT_DESTINATION, progress: bool | Collector = False
+) -> dlt.Pipeline:
+    """The account's dlt pipeline (`platform_sync__<name>` into `platform_raw_<name>`; the `default`
+    account's is today's `platform_sync` into `platform_raw`), on the shared warehouse."""
+    return make_pipeline(
+        destination, account.dataset_name, progress=progress, pipeline_name=account.pipeline_name
+    )

@@ -14,13 +14,13 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from pipelines.accounts.config import Account, configured_accounts, find_account
 from pipelines.accounts.run import DEFAULT_AT_ONCE, AccountRun, overall_exit_status, sync_accounts
-from pipelines.cli.messages import HoldResourceOutcomes
 from pipelines.cli.output import is_json, print_json, say
+from pipelines.cli.summary import print_summary
+from pipelines.sync.accounts import Account, configured_accounts, find_account
+from pipelines.sync.messages import HoldResourceOutcomes
 from pipelines.sync.platform_pipeline import DATASET_NAME, check_resource_names
 from pipelines.sync.preflight import check_destination_name
-from pipelines.cli.summary import print_summary
 from sources.platform_client.errors import ConfigurationError
 
 OUTCOMES = {0: "loaded", 1: "FAILED", 2: "NOT STARTED (configuration)", 3: "PARTIAL"}
