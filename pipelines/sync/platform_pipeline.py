@@ -118,6 +118,14 @@ def working_folder(
     return folder
 
 
+# The longest table or column name dlt makes on DuckDB (longer ones it shortens with a hash, as it does on
+# PostgreSQL at 63): a table's name is also the name of its files in dlt's load packages, which most file
+# systems cut at 255 bytes. DuckDB's own limit (65,536) let a record's 300-character key holding a list
+# make a child table whose file could not be written, and the normalize of the whole run failed. Our
+# longest names today: 52 characters.
+MAX_IDENTIFIER_LENGTH = 200
+
+
 def _bounded_duckdb(default_file: str | None = None) -> Any:
     """DuckDB with `DUCKDB_LOAD_SETTINGS` under whatever `global_config` the user configured.
 
@@ -140,7 +148,9 @@ def _bounded_duckdb(default_file: str | None = None) -> Any:
     credentials.global_config = {**DUCKDB_LOAD_SETTINGS, **settings}
     # One load job at a time: DuckDB runs them in this process under one memory limit, where parallel
     # jobs only compete for it (and fail with out-of-memory errors that dlt then retries).
-    return dlt.destinations.duckdb(credentials=credentials, max_parallel_load_jobs=1)
+    return dlt.destinations.duckdb(
+        credentials=credentials, max_parallel_load_jobs=1, max_identifier_length=MAX_IDENTIFIER_LENGTH
+    )
 
 
 def check_resource_names(names: Sequence[str]) -> list[str]:

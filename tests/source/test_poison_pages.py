@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pipelines.sync.platform_pipeline import MAX_IDENTIFIER_LENGTH
 from sandbox.faults import DEEP_LEVELS, POISON_KINDS, poison_payload, render_poisoned
 from sources.platform.departures import DepartureLog
 from sources.platform.fastpath.offload import PageDecoder
@@ -91,6 +92,7 @@ _hostile = st.dictionaries(_keys, _values, min_size=1, max_size=4)
 @example(changes=[{"__": 5}])  # dlt's normalize failed on the whole package
 @example(changes=[{"ID": "zz", "requested_at": 3, "_dlt_id": "x"}])  # loaded over the key, a column, dlt's id
 @example(changes=[{"note": "\ud83d"}, {"deep": _nested(254)}, {"n": 2**70}])
+@example(changes=[{"k" * 300: [{"a": 1}]}])  # a child table named past the file system's 255 bytes
 def test_every_record_of_a_hostile_page_is_a_row_or_quarantined_and_the_rows_load(
     changes: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -122,7 +124,9 @@ def test_every_record_of_a_hostile_page_is_a_row_or_quarantined_and_the_rows_loa
     folder = tmp_path_factory.mktemp("hostile")
     pipeline = dlt.pipeline(
         pipeline_name="hostile",
-        destination=dlt.destinations.duckdb(str(folder / "w.duckdb")),
+        destination=dlt.destinations.duckdb(
+            str(folder / "w.duckdb"), max_identifier_length=MAX_IDENTIFIER_LENGTH
+        ),
         dataset_name="raw",
         pipelines_dir=str(folder / "pipelines"),
     )
