@@ -1,6 +1,6 @@
 """The kept list of forgotten people: their keyed ids (pseudonyms of an email or a document), never a value.
 
-`platform-sync forget` appends to `_platform_forgotten` (through its own pipeline, `pipelines/forget.py`);
+`platform-sync forget` appends to `_platform_forgotten` (through its own pipeline, `pipelines/commands/forget.py`);
 every later sync reads it once (`forgotten_from_destination`) and blanks a forgotten person wherever the
 platform sends them again (`scrub.Scrubber`).
 """
