@@ -6,6 +6,7 @@ page says they are not recorded yet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import plotly.graph_objects as go
@@ -24,11 +25,23 @@ DEPARTURES_TABLE = "_platform_departures"
 NOT_RECORDED = "not recorded yet"
 
 
-def make_health_page(raw_schema: str) -> Page:
-    """The page for the pipeline's raw dataset (`platform_raw` unless `--dataset` says otherwise)."""
+def make_health_page(raw_schema: str, account_schemas: Mapping[str, str] | None = None) -> Page:
+    """The page for the pipeline's raw dataset (`platform_raw` unless `--dataset` says otherwise), or,
+    with accounts configured, for the raw dataset of the account chosen in the filter."""
 
     def render(session: Session, filters: Filters) -> list[Any]:
-        return health(session, raw_schema)
+        if not account_schemas:
+            return health(session, raw_schema)
+        if filters.account is not None and filters.account in account_schemas:
+            return health(session, account_schemas[filters.account])
+        return [
+            html.P(
+                "Each account has its own raw dataset: choose an account in the filter above to see its "
+                f"data health ({', '.join(sorted(account_schemas))}).",
+                className="empty",
+                id="health-choose-account",
+            )
+        ]
 
     return Page("/health", "Data health", render, ())
 
