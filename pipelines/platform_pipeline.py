@@ -72,6 +72,7 @@ def make_pipeline(
     dataset_name: str = DATASET_NAME,
     pipelines_dir: str | Path | None = None,
     progress: bool | Collector = False,
+    pipeline_name: str = PIPELINE_NAME,
 ) -> dlt.Pipeline:
     """The pipeline, with its working folder where dlt keeps pipelines (`pipelines_dir`, `DLT_DATA_DIR`,
     `~/.dlt/pipelines`: `pipelines/working_folder.py`), one per destination and dataset; a working
@@ -81,6 +82,8 @@ def make_pipeline(
     `platform_sync.duckdb` in the folder the pipeline was first run from.
 
     `progress`: a collector (the command line's `SyncProgress`), or True for dlt's own log lines.
+    `pipeline_name`: another pipeline of the same warehouse (an account's, `pipelines/accounts/`): its
+    own working folder and state, the same DuckDB file `platform_sync.duckdb` unless one is configured.
     """
     display: Collector | None
     if isinstance(progress, Collector):
@@ -91,22 +94,30 @@ def make_pipeline(
         log = dlt.progress.log(log_period=5, logger=sys.stderr, dump_system_stats=stats)
         display = log if progress else None
     options: dict[str, Any] = {
-        "pipelines_dir": str(pipelines_dir or working_folder(destination, dataset_name)),
+        "pipelines_dir": str(pipelines_dir or working_folder(destination, dataset_name, pipeline_name)),
         "progress": releasing_memory(display),
     }
-    target: Any = _bounded_duckdb() if destination == "duckdb" else destination
-    return dlt.pipeline(pipeline_name=PIPELINE_NAME, destination=target, dataset_name=dataset_name, **options)
+    shared_file = f"{PIPELINE_NAME}.duckdb" if pipeline_name != PIPELINE_NAME else None
+    target: Any = _bounded_duckdb(shared_file) if destination == "duckdb" else destination
+    return dlt.pipeline(pipeline_name=pipeline_name, destination=target, dataset_name=dataset_name, **options)
 
 
-def working_folder(destination: str = DEFAULT_DESTINATION, dataset_name: str = DATASET_NAME) -> Path:
+def working_folder(
+    destination: str = DEFAULT_DESTINATION,
+    dataset_name: str = DATASET_NAME,
+    pipeline_name: str = PIPELINE_NAME,
+) -> Path:
     """The `pipelines_dir` of the pipeline into `destination`/`dataset_name`, with an earlier version's
-    `./.dlt/pipelines` working folder moved into it (`pipelines/working_folder.py`)."""
+    `./.dlt/pipelines` working folder moved into it (`pipelines/working_folder.py`). An account's
+    pipeline (`pipeline_name`) has dlt's folder for the dataset named after it, and no legacy folder."""
+    if pipeline_name != PIPELINE_NAME:  # one dataset per account's pipeline: the destination decides
+        return pipelines_dir_for(pipeline_name, destination, dataset_name, (DEFAULT_DESTINATION, dataset_name))
     folder = pipelines_dir_for(PIPELINE_NAME, destination, dataset_name, (DEFAULT_DESTINATION, DATASET_NAME))
     adopt_legacy_folder(PIPELINE_NAME, folder, destination, dataset_name)
     return folder
 
 
-def _bounded_duckdb() -> Any:
+def _bounded_duckdb(default_file: str | None = None) -> Any:
     """DuckDB with `DUCKDB_LOAD_SETTINGS` under whatever `global_config` the user configured.
 
     DuckDB keeps what it loads cached up to its memory limit, 80% of the machine's memory by default:
@@ -114,8 +125,14 @@ def _bounded_duckdb() -> Any:
     from config as usual (`destination.duckdb.credentials`).
     """
     configured: Any = dlt.secrets.get("destination.duckdb.credentials")
-    # `credentials = "path/to/file.duckdb"` is the usual form; a table of fields resolves as usual
-    credentials = DuckDbCredentials(configured) if isinstance(configured, str) else DuckDbCredentials()
+    # `credentials = "path/to/file.duckdb"` is the usual form; a table of fields resolves as usual. Not
+    # configured, an account's pipeline shares the default pipeline's file (dlt would name it after each)
+    if isinstance(configured, str):
+        credentials = DuckDbCredentials(configured)
+    elif configured is None and default_file:
+        credentials = DuckDbCredentials(default_file)
+    else:
+        credentials = DuckDbCredentials()
     settings: dict[str, Any] = (
         dlt.secrets.get("destination.duckdb.credentials.global_config", expected_type=dict) or {}
     )
