@@ -13,8 +13,8 @@ from the configuration when each run starts, so a new account needs no change he
 token fails that account's task alone. The accounts are dlt configuration like the rest: under Airflow,
 dlt reads `.dlt/config.toml` and `.dlt/secrets.toml` from the DAGs folder (dlt's task group sets
 `DLT_PROJECT_DIR` to it) or Airflow's variables `dlt_config_toml` / `dlt_secrets_toml`, and the
-environment (`ACCOUNTS__<NAME>__ACCESS_TOKEN`). The models build once after all of them (`all_done`: an account
-that failed keeps its previous rows), never one build per account: two `dbt build`s into the same
+environment (`ACCOUNTS__<NAME>__ACCESS_TOKEN`). The models build once after all of them (`all_done`: an
+account that failed keeps its previous rows), never one build per account: two `dbt build`s into the same
 schemas at once would replace the same tables under each other. Several accounts at once need a server
 destination (one DuckDB file has one writer process).
 
