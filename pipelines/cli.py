@@ -30,6 +30,7 @@ from dlt.common.configuration.exceptions import (
 )
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.accounts.command import add_account_options, run_accounts_sync, wants_accounts
 from pipelines.extras import require_extra
 from pipelines.forget import add_forget_command
 from pipelines.interrupt import (
@@ -164,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
         "--destination", default=DEFAULT_DESTINATION, help="any dlt destination (default duckdb)"
     )
     sync_cmd.add_argument("--dataset", default=DATASET_NAME, help="dataset (schema) of the raw tables")
+    add_account_options(sync_cmd)  # --account NAME, --all-accounts (issue 32)
     sync_cmd.add_argument("--no-progress", action="store_true", help="no progress display while running")
     sync_cmd.add_argument(
         "--progress-interval",
@@ -217,6 +219,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_sync(options: argparse.Namespace) -> int:
+    if wants_accounts(options):
+        return run_accounts_sync(options)
     resources = [r.strip() for r in options.resources.split(",") if r.strip()] if options.resources else None
     source_options: dict[str, object] = {"start_date": options.start_date} if options.start_date else {}
     if options.rescan:

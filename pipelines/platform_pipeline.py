@@ -111,7 +111,8 @@ def working_folder(
     `./.dlt/pipelines` working folder moved into it (`pipelines/working_folder.py`). An account's
     pipeline (`pipeline_name`) has dlt's folder for the dataset named after it, and no legacy folder."""
     if pipeline_name != PIPELINE_NAME:  # one dataset per account's pipeline: the destination decides
-        return pipelines_dir_for(pipeline_name, destination, dataset_name, (DEFAULT_DESTINATION, dataset_name))
+        own = (DEFAULT_DESTINATION, dataset_name)
+        return pipelines_dir_for(pipeline_name, destination, dataset_name, own)
     folder = pipelines_dir_for(PIPELINE_NAME, destination, dataset_name, (DEFAULT_DESTINATION, DATASET_NAME))
     adopt_legacy_folder(PIPELINE_NAME, folder, destination, dataset_name)
     return folder
