@@ -341,12 +341,13 @@ def _run_models(options: argparse.Namespace) -> int:
     """
     from dataclasses import asdict
 
+    from pipelines.accounts.dbt import models_pipeline
     from pipelines.freshness import source_freshness
     from pipelines.models import ModelsError, WarehouseUnavailable, require_raw_tables, run_models
 
     check_destination_name(options.destination)
     check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
-    pipeline = make_pipeline(options.destination, options.dataset)
+    pipeline = models_pipeline(options.destination, options.dataset)  # an account's, with accounts
     with run_lock(pipeline, "read", command="platform-sync models"):
         try:
             tables = require_raw_tables(pipeline)

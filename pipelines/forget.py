@@ -333,6 +333,9 @@ def add_forget_command(commands: Any) -> None:
     cmd.add_argument("--webhook-store", type=Path, default=DEFAULT_STORE, help="the receiver's SQLite store")
     cmd.add_argument("--destination", default=DEFAULT_DESTINATION)
     cmd.add_argument("--dataset", default=DATASET_NAME)
+    cmd.add_argument(
+        "--account", help="the account of [accounts.NAME] whose dataset to blank (docs/accounts.md)"
+    )
     cmd.set_defaults(run=run_forget)
 
 
@@ -340,8 +343,16 @@ def run_forget(options: argparse.Namespace) -> int:
     check_destination_name(options.destination)
     settings = configured_privacy()
     person = wanted(settings, options.email, options.document)
-    check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
-    pipeline = make_pipeline(options.destination, options.dataset)
+    if options.account:  # one account's dataset only (issue 32)
+        from pipelines.accounts import account_pipeline, find_account
+
+        account = find_account(options.account)
+        options.dataset = account.dataset_name
+        check_destination_config(account.pipeline_name, options.destination, options.dataset)
+        pipeline = account_pipeline(account, options.destination)
+    else:
+        check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
+        pipeline = make_pipeline(options.destination, options.dataset)
     result = forget(pipeline, settings, person, options.webhook_store)
     for table, rows in sorted(result.rows.items()):
         print(f"{table:50} {rows:>8,} rows blanked")

@@ -144,8 +144,11 @@ def require_raw_tables(pipeline: dlt.Pipeline) -> list[str]:
 
 def dbt_environment(pipeline: dlt.Pipeline, workdir: Path) -> tuple[Path, dict[str, str]]:
     """The profiles directory and the environment variables that point dbt at the pipeline's data."""
+    from pipelines.accounts.dbt import dbt_accounts_env
+
     destination = _destination_type(pipeline)
-    env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name}
+    # the configured accounts' datasets, which staging unions (docs/accounts.md); none: this dataset
+    env = {"PLATFORM_SYNC_RAW_SCHEMA": pipeline.dataset_name, **dbt_accounts_env()}
     credentials: Any = pipeline.destination_client().config.credentials
     if destination == "duckdb":
         database = credentials.database

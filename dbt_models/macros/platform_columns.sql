@@ -17,22 +17,50 @@
     {%- if not execute or not var('platform_introspect', true) -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set existing = load_relation(relation) -%}
-    {%- if existing is none -%}
-        {{ return([]) }}
-    {%- endif -%}
     {%- set names = [] -%}
-    {%- for column in adapter.get_columns_in_relation(existing) -%}
-        {%- do names.append(column.name | lower) -%}
+    {%- for account in platform_accounts(relation) -%}
+        {%- set existing = load_relation(platform_account_relation(relation, account)) -%}
+        {%- if existing is not none -%}
+            {%- for column in adapter.get_columns_in_relation(existing) -%}
+                {%- if (column.name | lower) not in names -%}
+                    {%- do names.append(column.name | lower) -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endif -%}
     {%- endfor -%}
     {{ return(names) }}
 {%- endmacro %}
 
+{#- The union of the accounts' tables, each row with its `account`; a column one account's table lacks
+    (dlt evolves each account's schema on its own) is a typed null there, typed as another account's. -#}
 {% macro platform_source_select(relation, cols) -%}
-    {%- if cols is not none and cols | length == 0 -%}
-        select 1 as no_raw_table where 1 = 0
+    {%- if cols is none -%}
+        select cast('default' as {{ dbt.type_string() }}) as account, * from {{ relation }}
+    {%- elif cols | length == 0 -%}
+        select cast(null as {{ dbt.type_string() }}) as account, 1 as no_raw_table where 1 = 0
     {%- else -%}
-        select * from {{ relation }}
+        {%- set present = [] -%}
+        {%- set types = {} -%}
+        {%- for account in platform_accounts(relation) -%}
+            {%- set existing = load_relation(platform_account_relation(relation, account)) -%}
+            {%- if existing is not none -%}
+                {%- set columns = {} -%}
+                {%- for column in adapter.get_columns_in_relation(existing) -%}
+                    {%- do columns.update({column.name | lower: column.name}) -%}
+                    {%- do types.setdefault(column.name | lower, column.data_type) -%}
+                {%- endfor -%}
+                {%- do present.append((account, existing, columns)) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- for account, existing, columns in present %}
+        {% if not loop.first %}union all
+        {% endif -%}
+        select cast('{{ account["name"] }}' as {{ dbt.type_string() }}) as account
+            {%- for name in cols -%}
+                , {% if name in columns %}{{ adapter.quote(columns[name]) }}{% else %}cast(null as {{ types[name] }}){% endif %} as {{ adapter.quote(name) }}
+            {%- endfor %}
+        from {{ existing }}
+        {%- endfor -%}
     {%- endif -%}
 {%- endmacro %}
 

@@ -18,7 +18,8 @@
     parent_alias: the name the model's columns use for the parent; parent, parent_cols: its relation and
     its platform_source_columns; child_cols: the child's platform_source_columns; child_alias: the
     child's name in the model (`source`, or the intermediate parent for a grandchild). An inner join, so
-    an orphan child row (no parent row) is left out. A missing parent table is an empty relation, as
+    an orphan child row (no parent row) is left out. The parent is the union of the accounts' tables
+    (platform_accounts.sql), joined within the child row's account. A missing parent table is an empty relation, as
     platform_source_select makes it, and a missing `_dlt_parent_id` / `_dlt_id` a typed null: then
     the join gives no rows instead of failing.
 
@@ -31,9 +32,7 @@
     left with a hand-written join. stg_platform__departures is a root table: no parent, no join.
 -#}
 {% macro platform_parent_join(parent_alias, parent, parent_cols, child_cols, child_alias='source') -%}
-    inner join
-    {%- if parent_cols is not none and parent_cols | length == 0 %} ({{ platform_source_select(parent, parent_cols) }})
-    {%- else %} {{ parent }}
-    {%- endif %} as {{ parent_alias }}
+    inner join ({{ platform_source_select(parent, parent_cols) }}) as {{ parent_alias }}
         on {{ platform_col(child_cols, '_dlt_parent_id', 'string', child_alias) }} = {{ platform_col(parent_cols, '_dlt_id', 'string', parent_alias) }}
+        and {{ child_alias }}.account = {{ parent_alias }}.account
 {%- endmacro %}

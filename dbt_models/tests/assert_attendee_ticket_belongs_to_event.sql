@@ -6,5 +6,6 @@ select
     tickets.event_id as ticket_event_id
 from {{ ref('stg_platform__event_attendees') }} as attendees
 inner join {{ ref('stg_platform__event_tickets') }} as tickets
-    on attendees.ticket_id = tickets.ticket_id
+    on attendees.account = tickets.account
+    and attendees.ticket_id = tickets.ticket_id
 where attendees.event_id != tickets.event_id

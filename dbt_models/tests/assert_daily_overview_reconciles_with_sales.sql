@@ -3,6 +3,7 @@
 with overview as (
 
     select
+        account,
         currency,
         sum(count_sales) as count_sales,
         sum(count_paid_sales) as count_paid_sales,
@@ -12,13 +13,14 @@ with overview as (
         sum(fees_amount) as fees_amount,
         sum(refunded_amount) as refunded_amount
     from {{ ref('daily_sales_overview') }}
-    group by currency
+    group by account, currency
 
 ),
 
 sales as (
 
     select
+        account,
         currency,
         count(*) as count_sales,
         sum(case when was_paid then 1 else 0 end) as count_paid_sales,
@@ -28,11 +30,12 @@ sales as (
         sum(case when was_paid then total_fees_amount else 0 end) as fees_amount,
         sum(case when is_refunded then refunded_amount else 0 end) as refunded_amount
     from {{ ref('fct_sales') }}
-    group by currency
+    group by account, currency
 
 )
 
 select
+    coalesce(overview.account, sales.account) as account,
     coalesce(overview.currency, sales.currency) as currency,
     overview.count_sales as overview_count_sales,
     sales.count_sales,
@@ -42,7 +45,8 @@ from overview
 -- null-safe: sales whose currency the API left null are a group of their own on both sides (an
 -- equality, not `is not distinct from`: PostgreSQL full-joins only on hashable conditions)
 full outer join sales
-    on coalesce(overview.currency, '_null_') = coalesce(sales.currency, '_null_')
+    on overview.account = sales.account
+    and coalesce(overview.currency, '_null_') = coalesce(sales.currency, '_null_')
 where
     overview.count_sales is null
     or sales.count_sales is null

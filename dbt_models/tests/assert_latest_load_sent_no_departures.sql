@@ -1,36 +1,44 @@
 -- Warns (see _singular_tests.yml) when the newest completed load recorded departures from api-spec
 -- or quarantined records: one row per resource_name, field path and kind, and one per quarantined record.
+{%- set loads = source('platform', '_dlt_loads') %}
 with latest_load as (
 
-    select max(cast(load_id as double precision)) as load_number
-    from {{ source('platform', '_dlt_loads') }}
+    select
+        account,
+        max(cast(load_id as double precision)) as load_number
+    from ({{ platform_source_select(loads, platform_source_columns(loads)) }}) as loads
     where status = 0
+    group by account
 
 ),
 
 departures as (
 
     select
+        departures.account,
         departures.resource_name,
         departures.field_path,
         departures.departure_kind as what,
         departures.count_records
     from {{ ref('stg_platform__departures') }} as departures
     inner join latest_load
-        on cast(departures.load_id as double precision) = latest_load.load_number
+        on departures.account = latest_load.account
+        and cast(departures.load_id as double precision) = latest_load.load_number
 
 ),
 
 quarantined as (
 
     select
+        quarantine.account,
         quarantine.resource_name,
         cast(null as {{ dbt.type_string() }}) as field_path,
         'quarantined: ' || coalesce(quarantine.quarantine_reason, '') as what,
         1 as count_records
     from {{ ref('stg_platform__quarantine') }} as quarantine
     inner join latest_load
-        on cast(quarantine.load_id as double precision) = latest_load.load_number
+        on quarantine.account = latest_load.account
+        and cast(quarantine.load_id as double precision) = latest_load.load_number
 
 )
 

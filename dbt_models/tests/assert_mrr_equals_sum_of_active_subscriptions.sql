@@ -5,6 +5,7 @@
 with months as (
 
     select
+        account,
         month_start,
         currency,
         mrr_amount,
@@ -16,21 +17,24 @@ with months as (
 expected as (
 
     select
+        months.account,
         months.month_start,
         months.currency,
         months.mrr_amount,
         coalesce(sum(coalesce(prices.monthly_amount, subscriptions.monthly_amount)), 0) as expected_mrr_amount
     from months
     left join {{ ref('fct_subscriptions') }} as subscriptions
-        on months.currency = subscriptions.currency
+        on months.account = subscriptions.account
+        and months.currency = subscriptions.currency
         and subscriptions.subscription_status not in ('trial', 'free')
         and months.month_end > subscriptions.started_at
         and (subscriptions.ended_at is null or months.month_end <= subscriptions.ended_at)
     left join {{ ref('int_platform__subscription_price_history') }} as prices
-        on subscriptions.subscription_id = prices.subscription_id
+        on subscriptions.account = prices.account
+        and subscriptions.subscription_id = prices.subscription_id
         and (prices.valid_from is null or months.month_end >= prices.valid_from)
         and (prices.valid_to is null or months.month_end < prices.valid_to)
-    group by months.month_start, months.currency, months.mrr_amount
+    group by months.account, months.month_start, months.currency, months.mrr_amount
 
 )
 

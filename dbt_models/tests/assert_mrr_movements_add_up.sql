@@ -3,6 +3,7 @@
 with months as (
 
     select
+        account,
         month_start,
         currency,
         mrr_amount,
@@ -10,7 +11,7 @@ with months as (
         expansion_mrr_amount,
         contraction_mrr_amount,
         churned_mrr_amount,
-        lag(mrr_amount) over (partition by currency order by month_start) as previous_mrr_amount
+        lag(mrr_amount) over (partition by account, currency order by month_start) as previous_mrr_amount
     from {{ ref('subscriptions_mrr_monthly') }}
 
 )

@@ -3,20 +3,22 @@
 with affiliates as (
 
     select
+        account,
         sale_id,
         sum(net_gain_amount) as listed_amount
     from {{ ref('stg_platform__sale_affiliates') }}
-    group by sale_id
+    group by account, sale_id
 
 ),
 
 partners as (
 
     select
+        account,
         sale_id,
         sum(net_gain_amount) as listed_amount
     from {{ ref('stg_platform__sale_partners') }}
-    group by sale_id
+    group by account, sale_id
 
 )
 
@@ -28,9 +30,11 @@ select
     partners.listed_amount as listed_partners_amount
 from {{ ref('stg_platform__sales') }} as sales
 left join affiliates
-    on sales.sale_id = affiliates.sale_id
+    on sales.account = affiliates.account
+    and sales.sale_id = affiliates.sale_id
 left join partners
-    on sales.sale_id = partners.sale_id
+    on sales.account = partners.account
+    and sales.sale_id = partners.sale_id
 where
     abs(coalesce(sales.affiliates_gain_amount, 0) - coalesce(affiliates.listed_amount, 0)) > 0.01
     or abs(coalesce(sales.partners_gain_amount, 0) - coalesce(partners.listed_amount, 0)) > 0.01

@@ -3,19 +3,21 @@
 with by_method as (
 
     select
+        account,
         sales_date,
         currency,
         {{ surrogate_key(['sales_date', 'currency']) }} as day_currency_key,
         sum(count_paid_sales) as count_paid_sales,
         sum(gross_amount) as gross_amount
     from {{ ref('sales_by_payment_method') }}
-    group by sales_date, currency
+    group by account, sales_date, currency
 
 ),
 
 overview as (
 
     select
+        account,
         sales_date,
         currency,
         {{ surrogate_key(['sales_date', 'currency']) }} as day_currency_key,
@@ -27,6 +29,7 @@ overview as (
 )
 
 select
+    coalesce(overview.account, by_method.account) as account,
     coalesce(overview.sales_date, by_method.sales_date) as sales_date,
     coalesce(overview.currency, by_method.currency) as currency,
     overview.count_paid_sales as overview_count_paid_sales,
@@ -36,7 +39,8 @@ select
 from overview
 -- null-safe through the key (nulls hash as '_null_'): PostgreSQL cannot full-join on `is not distinct from`
 full outer join by_method
-    on overview.day_currency_key = by_method.day_currency_key
+    on overview.account = by_method.account
+    and overview.day_currency_key = by_method.day_currency_key
 where
     overview.count_paid_sales is distinct from by_method.count_paid_sales
     or overview.gross_amount is distinct from by_method.gross_amount

@@ -10,6 +10,7 @@ with versions as (
     {%- if has_snapshot %}
 
     select
+        account,
         comment_id,
         is_answered,
         dbt_valid_from
@@ -18,6 +19,7 @@ with versions as (
     {%- else %}
 
         select
+            account,
             comment_id,
             is_answered,
             cast(null as {{ type_timestamptz() }}) as dbt_valid_from

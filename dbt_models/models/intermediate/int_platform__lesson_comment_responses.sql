@@ -10,10 +10,11 @@ with versions as (
 ordered as (
 
     select
+        account,
         comment_id,
         is_answered,
         dbt_valid_from,
-        row_number() over (partition by comment_id order by dbt_valid_from) as version_number
+        row_number() over (partition by account, comment_id order by dbt_valid_from) as version_number
     from versions
 
 ),
@@ -21,18 +22,20 @@ ordered as (
 per_comment as (
 
     select
+        account,
         comment_id,
         min(dbt_valid_from) as first_seen_at,
         max(case when version_number = 1 and is_answered then 1 else 0 end) = 1 as was_answered_when_first_seen,
         min(case when is_answered then dbt_valid_from end) as answered_seen_at
     from ordered
-    group by comment_id
+    group by account, comment_id
 
 ),
 
 final as (
 
     select
+        account,
         comment_id,
         first_seen_at,
         was_answered_when_first_seen,

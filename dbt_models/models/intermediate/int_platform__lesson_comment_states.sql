@@ -10,6 +10,7 @@ with comments as (
 final as (
 
     select
+        account,
         comment_id,
         is_answered
     from comments

@@ -1,5 +1,5 @@
-{#- Every month (its first day) from the earliest to the latest date the store data mentions: the
-    spine of the monthly marts, so a month without activity still has its row. -#}
+{#- Every month (its first day) from the earliest to the latest date an account's store data mentions,
+    per account: the spine of the monthly marts, so a month without activity still has its row. -#}
 with sales as (
 
     select * from {{ ref('stg_platform__sales') }}
@@ -21,30 +21,32 @@ transfers as (
 
 dates as (
 
-    select created_at as event_at from sales
+    select account, created_at as event_at from sales
     union all
-    select updated_at as event_at from sales
+    select account, updated_at as event_at from sales
     union all
-    select credited_at as event_at from sales
+    select account, credited_at as event_at from sales
     union all
-    select coalesce(starts_at, created_at) as event_at from subscriptions
+    select account, coalesce(starts_at, created_at) as event_at from subscriptions
     union all
-    select updated_at as event_at from subscriptions
+    select account, updated_at as event_at from subscriptions
     union all
-    select created_at as event_at from transfers
+    select account, created_at as event_at from transfers
     union all
-    select cast(requested_on as {{ type_timestamptz() }}) as event_at from transfers
+    select account, cast(requested_on as {{ type_timestamptz() }}) as event_at from transfers
     union all
-    select cast(completed_on as {{ type_timestamptz() }}) as event_at from transfers
+    select account, cast(completed_on as {{ type_timestamptz() }}) as event_at from transfers
 
 ),
 
 bounds as (
 
     select
+        account,
         cast({{ dbt.date_trunc('month', 'min(event_at)') }} as date) as first_month,
         cast({{ dbt.date_trunc('month', 'max(event_at)') }} as date) as last_month
     from dates
+    group by account
 
 ),
 
@@ -57,6 +59,7 @@ offsets as (
 months as (
 
     select
+        bounds.account,
         cast({{ dbt.dateadd('month', 'offsets.offset_value', 'bounds.first_month') }} as date) as month_start
     from bounds
     cross join offsets
@@ -67,6 +70,7 @@ months as (
 final as (
 
     select
+        account,
         month_start,
         cast({{ dbt.dateadd('month', '1', 'month_start') }} as date) as next_month_start
     from months

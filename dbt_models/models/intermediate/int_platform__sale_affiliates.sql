@@ -14,6 +14,7 @@ sales as (
 joined as (
 
     select
+        sale_affiliates.account,
         sale_affiliates.sale_affiliate_key,
         sale_affiliates.sale_id,
         sale_affiliates.affiliate_id,
@@ -31,7 +32,8 @@ joined as (
         coalesce(sales.affiliate_id = sale_affiliates.affiliate_id, false) as is_credited_affiliate
     from sale_affiliates
     inner join sales
-        on sale_affiliates.sale_id = sales.sale_id
+        on sale_affiliates.account = sales.account
+        and sale_affiliates.sale_id = sales.sale_id
 
 )
 

@@ -9,6 +9,7 @@ with subscriptions as (
 final as (
 
     select
+        account,
         subscription_id,
         price_currency,
         price_amount,

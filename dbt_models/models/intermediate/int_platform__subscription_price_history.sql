@@ -27,11 +27,12 @@ with versions as (
 final as (
 
     select
+        account,
         subscription_id,
         price_currency as currency,
         {{ monthly_amount('price_amount', 'frequency_type', 'period_length') }} as monthly_amount,
         case
-            when row_number() over (partition by subscription_id order by dbt_valid_from) > 1
+            when row_number() over (partition by account, subscription_id order by dbt_valid_from) > 1
                 then dbt_valid_from
         end as valid_from,
         dbt_valid_to as valid_to

@@ -11,6 +11,7 @@ with subscriptions as (
 main_products as (
 
     select
+        account,
         subscription_id,
         product_id,
         product_title
@@ -31,7 +32,8 @@ normalised as (
         subscriptions.subscription_status not in ('trial', 'free') as is_paying
     from subscriptions
     left join main_products
-        on subscriptions.subscription_id = main_products.subscription_id
+        on subscriptions.account = main_products.account
+        and subscriptions.subscription_id = main_products.subscription_id
 
 ),
 

@@ -3,6 +3,7 @@
 with affiliations as (
 
     select
+        account,
         affiliate_id,
         product_id,
         max(affiliate_name) as affiliate_name,
@@ -11,13 +12,14 @@ with affiliations as (
         min(case when affiliation_status = 'approved' then approved_at end) as first_approved_at
     from {{ ref('stg_platform__affiliations') }}
     where not is_deleted
-    group by affiliate_id, product_id
+    group by account, affiliate_id, product_id
 
 ),
 
 sales as (
 
     select
+        account,
         affiliate_id,
         product_id,
         max(affiliate_name) as affiliate_name,
@@ -31,34 +33,38 @@ sales as (
         max(created_at) as last_sale_at
     from {{ ref('fct_sales') }}
     where affiliate_id is not null
-    group by affiliate_id, product_id
+    group by account, affiliate_id, product_id
 
 ),
 
 gains as (
 
     select
+        account,
         affiliate_id,
         product_id,
         sum(case when was_paid and not is_refunded then net_gain_amount else 0 end) as affiliate_gain_amount
     from {{ ref('int_platform__sale_affiliates') }}
-    group by affiliate_id, product_id
+    group by account, affiliate_id, product_id
 
 ),
 
 pairs as (
 
     select
+        account,
         affiliate_id,
         product_id
     from affiliations
     union
     select
+        account,
         affiliate_id,
         product_id
     from sales
     union
     select
+        account,
         affiliate_id,
         product_id
     from gains
@@ -68,6 +74,7 @@ pairs as (
 final as (
 
     select
+        pairs.account,
         {{ surrogate_key(['pairs.affiliate_id', 'pairs.product_id']) }} as affiliate_product_key,
         pairs.affiliate_id,
         pairs.product_id,
@@ -86,13 +93,16 @@ final as (
         sales.last_sale_at
     from pairs
     left join affiliations
-        on pairs.affiliate_id = affiliations.affiliate_id
+        on pairs.account = affiliations.account
+        and pairs.affiliate_id = affiliations.affiliate_id
         and pairs.product_id = affiliations.product_id
     left join sales
-        on pairs.affiliate_id = sales.affiliate_id
+        on pairs.account = sales.account
+        and pairs.affiliate_id = sales.affiliate_id
         and pairs.product_id = sales.product_id
     left join gains
-        on pairs.affiliate_id = gains.affiliate_id
+        on pairs.account = gains.account
+        and pairs.affiliate_id = gains.affiliate_id
         and pairs.product_id = gains.product_id
 
 )

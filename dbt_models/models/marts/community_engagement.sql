@@ -21,34 +21,37 @@ commenters as (
 commented_posts as (
 
     select
+        account,
         community_id,
         snapshot_at,
         count(*) as count_commented_posts,
         count(distinct post_id) as count_distinct_commented_posts
     from {{ ref('stg_platform__community_commenter_posts') }}
-    group by community_id, snapshot_at
+    group by account, community_id, snapshot_at
 
 ),
 
 latest_post_snapshots as (
 
     select
+        account,
         community_id,
         snapshot_on,
         max(snapshot_at) as snapshot_at
     from top_posts
-    group by community_id, snapshot_on
+    group by account, community_id, snapshot_on
 
 ),
 
 latest_commenter_snapshots as (
 
     select
+        account,
         community_id,
         snapshot_on,
         max(snapshot_at) as snapshot_at
     from commenters
-    group by community_id, snapshot_on
+    group by account, community_id, snapshot_on
 
 ),
 
@@ -57,12 +60,13 @@ ranked_posts as (
     select
         top_posts.*,
         row_number() over (
-            partition by top_posts.community_id, top_posts.snapshot_at
+            partition by top_posts.account, top_posts.community_id, top_posts.snapshot_at
             order by top_posts.count_comments desc, top_posts.post_id asc
         ) as comment_rank
     from top_posts
     inner join latest_post_snapshots
-        on top_posts.community_id = latest_post_snapshots.community_id
+        on top_posts.account = latest_post_snapshots.account
+        and top_posts.community_id = latest_post_snapshots.community_id
         and top_posts.snapshot_at = latest_post_snapshots.snapshot_at
 
 ),
@@ -70,6 +74,7 @@ ranked_posts as (
 posts_per_day as (
 
     select
+        account,
         community_id,
         snapshot_on,
         max(window_days) as window_days,
@@ -80,13 +85,14 @@ posts_per_day as (
         max(case when comment_rank = 1 then post_title end) as most_commented_post_title,
         max(case when comment_rank = 1 then count_comments end) as most_commented_post_comments
     from ranked_posts
-    group by community_id, snapshot_on
+    group by account, community_id, snapshot_on
 
 ),
 
 members_per_day as (
 
     select
+        commenters.account,
         commenters.community_id,
         commenters.snapshot_on,
         count(*) as count_commenting_members,
@@ -94,18 +100,21 @@ members_per_day as (
         max(commented_posts.count_distinct_commented_posts) as count_distinct_commented_posts
     from commenters
     inner join latest_commenter_snapshots
-        on commenters.community_id = latest_commenter_snapshots.community_id
+        on commenters.account = latest_commenter_snapshots.account
+        and commenters.community_id = latest_commenter_snapshots.community_id
         and commenters.snapshot_at = latest_commenter_snapshots.snapshot_at
     left join commented_posts
-        on commenters.community_id = commented_posts.community_id
+        on commenters.account = commented_posts.account
+        and commenters.community_id = commented_posts.community_id
         and commenters.snapshot_at = commented_posts.snapshot_at
-    group by commenters.community_id, commenters.snapshot_on
+    group by commenters.account, commenters.community_id, commenters.snapshot_on
 
 ),
 
 final as (
 
     select
+        coalesce(posts_per_day.account, members_per_day.account) as account,
         {{ surrogate_key(['coalesce(posts_per_day.community_id, members_per_day.community_id)',
                           'coalesce(posts_per_day.snapshot_on, members_per_day.snapshot_on)']) }}
             as community_day_key,
@@ -123,7 +132,8 @@ final as (
         coalesce(members_per_day.count_distinct_commented_posts, 0) as count_distinct_commented_posts
     from posts_per_day
     full outer join members_per_day
-        on posts_per_day.community_id = members_per_day.community_id
+        on posts_per_day.account = members_per_day.account
+        and posts_per_day.community_id = members_per_day.community_id
         and posts_per_day.snapshot_on = members_per_day.snapshot_on
 
 )

@@ -20,6 +20,7 @@ responses as (
 aggregated as (
 
     select
+        comments.account,
         comments.course_id,
         comments.lesson_id,
         count(*) as count_comments,
@@ -37,14 +38,16 @@ aggregated as (
         max(comments.created_at) as last_comment_at
     from comments
     left join responses
-        on comments.comment_id = responses.comment_id
-    group by comments.course_id, comments.lesson_id
+        on comments.account = responses.account
+        and comments.comment_id = responses.comment_id
+    group by comments.account, comments.course_id, comments.lesson_id
 
 ),
 
 final as (
 
     select
+        account,
         {{ surrogate_key(['course_id', 'lesson_id']) }} as course_lesson_key,
         course_id,
         lesson_id,

@@ -13,17 +13,19 @@ with sales as (
 created as (
 
     select
+        account,
         created_on as sales_date,
         currency,
         count(*) as count_sales
     from sales
-    group by created_on, currency
+    group by account, created_on, currency
 
 ),
 
 paid as (
 
     select
+        account,
         cast(coalesce(paid_at, created_at) as date) as sales_date,
         currency,
         {% for method in methods -%}
@@ -40,36 +42,40 @@ paid as (
         sum(total_fees_amount) as fees_amount
     from sales
     where was_paid
-    group by cast(coalesce(paid_at, created_at) as date), currency
+    group by account, cast(coalesce(paid_at, created_at) as date), currency
 
 ),
 
 refunded as (
 
     select
+        account,
         cast(coalesce(refunded_at, updated_at) as date) as sales_date,
         currency,
         count(*) as count_refunded_sales,
         sum(refunded_amount) as refunded_amount
     from sales
     where is_refunded
-    group by cast(coalesce(refunded_at, updated_at) as date), currency
+    group by account, cast(coalesce(refunded_at, updated_at) as date), currency
 
 ),
 
 days as (
 
     select
+        account,
         sales_date,
         currency
     from created
     union
     select
+        account,
         sales_date,
         currency
     from paid
     union
     select
+        account,
         sales_date,
         currency
     from refunded
@@ -79,6 +85,7 @@ days as (
 final as (
 
     select
+        days.account,
         {{ surrogate_key(['days.sales_date', 'days.currency']) }} as day_currency_key,
         days.sales_date,
         days.currency,
@@ -97,13 +104,16 @@ final as (
         coalesce(refunded.refunded_amount, 0) as refunded_amount
     from days
     left join created
-        on days.sales_date is not distinct from created.sales_date
+        on days.account = created.account
+        and days.sales_date is not distinct from created.sales_date
         and days.currency is not distinct from created.currency
     left join paid
-        on days.sales_date is not distinct from paid.sales_date
+        on days.account = paid.account
+        and days.sales_date is not distinct from paid.sales_date
         and days.currency is not distinct from paid.currency
     left join refunded
-        on days.sales_date is not distinct from refunded.sales_date
+        on days.account = refunded.account
+        and days.sales_date is not distinct from refunded.sales_date
         and days.currency is not distinct from refunded.currency
 
 )

@@ -10,12 +10,13 @@ with sales as (
 latest as (
 
     select
+        account,
         buyer_id,
         buyer_name,
         buyer_email,
         buyer_city,
         buyer_state,
-        row_number() over (partition by buyer_id order by created_at desc, sale_id desc) as recency_rank
+        row_number() over (partition by account, buyer_id order by created_at desc, sale_id desc) as recency_rank
     from sales
 
 ),
@@ -23,6 +24,7 @@ latest as (
 aggregated as (
 
     select
+        account,
         buyer_id,
         min(currency) as currency,
         count(distinct currency) as count_currencies,
@@ -36,13 +38,14 @@ aggregated as (
         sum(refunded_amount) as refunded_amount,
         sum(net_revenue_amount) as net_revenue_amount
     from sales
-    group by buyer_id
+    group by account, buyer_id
 
 ),
 
 final as (
 
     select
+        aggregated.account,
         aggregated.buyer_id as customer_id,
         latest.buyer_name as customer_name,
         latest.buyer_email as customer_email,
@@ -61,7 +64,8 @@ final as (
         aggregated.net_revenue_amount
     from aggregated
     inner join latest
-        on aggregated.buyer_id = latest.buyer_id
+        on aggregated.account = latest.account
+        and aggregated.buyer_id = latest.buyer_id
         and latest.recency_rank = 1
 
 )

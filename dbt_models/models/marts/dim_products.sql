@@ -8,35 +8,38 @@ with products as (
 campaigns as (
 
     select
+        account,
         product_id,
         count(*) as count_campaigns,
         sum(case when is_active then 1 else 0 end) as count_active_campaigns
     from {{ ref('stg_platform__product_campaigns') }}
     where not is_deleted
-    group by product_id
+    group by account, product_id
 
 ),
 
 partners as (
 
     select
+        account,
         product_id,
         count(*) as count_partners
     from {{ ref('stg_platform__product_partners') }}
     where not is_deleted
-    group by product_id
+    group by account, product_id
 
 ),
 
 affiliations as (
 
     select
+        account,
         product_id,
         count(distinct case when affiliation_status = 'approved' then affiliate_id end)
             as count_approved_affiliates
     from {{ ref('stg_platform__affiliations') }}
     where not is_deleted
-    group by product_id
+    group by account, product_id
 
 ),
 
@@ -44,6 +47,7 @@ final as (
 
     select
         -- ids
+        products.account,
         products.product_id,
         products.producer_id,
 
@@ -78,11 +82,14 @@ final as (
 
     from products
     left join campaigns
-        on products.product_id = campaigns.product_id
+        on products.account = campaigns.account
+        and products.product_id = campaigns.product_id
     left join partners
-        on products.product_id = partners.product_id
+        on products.account = partners.account
+        and products.product_id = partners.product_id
     left join affiliations
-        on products.product_id = affiliations.product_id
+        on products.account = affiliations.account
+        and products.product_id = affiliations.product_id
 
 )
 

@@ -18,6 +18,7 @@ tickets as (
 lots as (
 
     select
+        account,
         ticket_id,
         count(*) as count_lots,
         sum(case when is_active then 1 else 0 end) as count_active_lots,
@@ -25,13 +26,14 @@ lots as (
         min(lot_price) as min_lot_price,
         max(lot_price) as max_lot_price
     from {{ ref('stg_platform__event_ticket_lots') }}
-    group by ticket_id
+    group by account, ticket_id
 
 ),
 
 attendees as (
 
     select
+        account,
         ticket_id,
         count(*) as count_attendees,
         {% for status in statuses -%}
@@ -44,7 +46,7 @@ attendees as (
             as invoice_revenue_amount
     from {{ ref('stg_platform__event_attendees') }}
     where not is_deleted
-    group by ticket_id
+    group by account, ticket_id
 
 ),
 
@@ -52,6 +54,7 @@ final as (
 
     select
         -- ids
+        tickets.account,
         tickets.ticket_id,
         tickets.event_id,
 
@@ -87,11 +90,14 @@ final as (
 
     from tickets
     inner join events
-        on tickets.event_id = events.event_id
+        on tickets.account = events.account
+        and tickets.event_id = events.event_id
     left join lots
-        on tickets.ticket_id = lots.ticket_id
+        on tickets.account = lots.account
+        and tickets.ticket_id = lots.ticket_id
     left join attendees
-        on tickets.ticket_id = attendees.ticket_id
+        on tickets.account = attendees.account
+        and tickets.ticket_id = attendees.ticket_id
 
 )
 

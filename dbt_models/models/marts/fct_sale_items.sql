@@ -14,6 +14,7 @@ final as (
 
     select
         -- ids
+        items.account,
         items.sale_item_key,
         items.sale_id,
         items.item_position,
@@ -43,7 +44,8 @@ final as (
 
     from items
     inner join sales
-        on items.sale_id = sales.sale_id
+        on items.account = sales.account
+        and items.sale_id = sales.sale_id
 
 )
 

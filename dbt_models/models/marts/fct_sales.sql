@@ -7,31 +7,34 @@ with sales as (
 items as (
 
     select
+        account,
         sale_id,
         count(*) as count_items,
         sum(quantity) as total_quantity
     from {{ ref('stg_platform__sale_items') }}
-    group by sale_id
+    group by account, sale_id
 
 ),
 
 affiliates as (
 
     select
+        account,
         sale_id,
         count(*) as count_affiliates
     from {{ ref('stg_platform__sale_affiliates') }}
-    group by sale_id
+    group by account, sale_id
 
 ),
 
 partners as (
 
     select
+        account,
         sale_id,
         count(*) as count_partners
     from {{ ref('stg_platform__sale_partners') }}
-    group by sale_id
+    group by account, sale_id
 
 ),
 
@@ -39,6 +42,7 @@ final as (
 
     select
         -- ids
+        sales.account,
         sales.sale_id,
         sales.contract_id,
         sales.product_id,
@@ -123,11 +127,14 @@ final as (
 
     from sales
     left join items
-        on sales.sale_id = items.sale_id
+        on sales.account = items.account
+        and sales.sale_id = items.sale_id
     left join affiliates
-        on sales.sale_id = affiliates.sale_id
+        on sales.account = affiliates.account
+        and sales.sale_id = affiliates.sale_id
     left join partners
-        on sales.sale_id = partners.sale_id
+        on sales.account = partners.account
+        and sales.sale_id = partners.sale_id
 
 )
 

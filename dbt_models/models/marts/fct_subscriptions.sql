@@ -8,6 +8,7 @@ final as (
 
     select
         -- ids
+        account,
         subscription_id,
         first_invoice_id,
         product_id,

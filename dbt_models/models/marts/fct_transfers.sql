@@ -9,6 +9,7 @@ final as (
 
     select
         -- ids
+        account,
         transfer_id,
 
         -- amount and status

@@ -11,6 +11,7 @@ with documents as (
 final as (
 
     select
+        account,
         {{ surrogate_key(['month_start', 'document_status', 'base_value_currency']) }} as month_status_key,
         month_start,
         document_status,
@@ -20,7 +21,7 @@ final as (
         sum(base_value_amount) as base_value_amount,
         sum(sale_total_amount) as sale_total_amount
     from documents
-    group by month_start, document_status, base_value_currency
+    group by account, month_start, document_status, base_value_currency
 
 )
 

@@ -16,48 +16,53 @@ transfers as (
 credited as (
 
     select
+        account,
         cast({{ dbt.date_trunc('month', 'coalesce(credited_at, paid_at, created_at)') }} as date) as month_start,
         currency,
         count(*) as count_credited_sales,
         sum(net_revenue_amount) as net_sales_credited_amount
     from sales
-    group by cast({{ dbt.date_trunc('month', 'coalesce(credited_at, paid_at, created_at)') }} as date), currency
+    group by account, cast({{ dbt.date_trunc('month', 'coalesce(credited_at, paid_at, created_at)') }} as date), currency
 
 ),
 
 transferred as (
 
     select
+        account,
         cast({{ dbt.date_trunc('month', 'transfer_on') }} as date) as month_start,
         currency,
         count(*) as count_transfers,
         sum(transfer_amount) as transfers_out_amount
     from transfers
-    group by cast({{ dbt.date_trunc('month', 'transfer_on') }} as date), currency
+    group by account, cast({{ dbt.date_trunc('month', 'transfer_on') }} as date), currency
 
 ),
 
 currencies as (
 
-    select credited.currency from credited
+    select credited.account, credited.currency from credited
     union
-    select transferred.currency from transferred
+    select transferred.account, transferred.currency from transferred
 
 ),
 
 grid as (
 
     select
+        months.account,
         months.month_start,
         currencies.currency
     from {{ ref('int_platform__months') }} as months
-    cross join currencies
+    inner join currencies
+        on months.account = currencies.account
 
 ),
 
 flows as (
 
     select
+        grid.account,
         grid.month_start,
         grid.currency,
         coalesce(credited.count_credited_sales, 0) as count_credited_sales,
@@ -66,10 +71,12 @@ flows as (
         coalesce(transferred.transfers_out_amount, 0) as transfers_out_amount
     from grid
     left join credited
-        on grid.month_start = credited.month_start
+        on grid.account = credited.account
+        and grid.month_start = credited.month_start
         and grid.currency = credited.currency
     left join transferred
-        on grid.month_start = transferred.month_start
+        on grid.account = transferred.account
+        and grid.month_start = transferred.month_start
         and grid.currency = transferred.currency
 
 ),
@@ -77,6 +84,7 @@ flows as (
 final as (
 
     select
+        account,
         {{ surrogate_key(['month_start', 'currency']) }} as month_currency_key,
         month_start,
         currency,
@@ -86,7 +94,7 @@ final as (
         transfers_out_amount,
         net_sales_credited_amount - transfers_out_amount as net_cash_flow_amount,
         sum(net_sales_credited_amount - transfers_out_amount) over (
-            partition by currency
+            partition by account, currency
             order by month_start
             rows between unbounded preceding and current row
         ) as cumulative_balance_amount

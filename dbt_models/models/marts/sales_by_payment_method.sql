@@ -13,6 +13,7 @@ with sales as (
 aggregated as (
 
     select
+        account,
         cast(coalesce(paid_at, created_at) as date) as sales_date,
         currency,
         payment_method,
@@ -22,13 +23,14 @@ aggregated as (
         sum(total_fees_amount) as fees_amount,
         sum(net_revenue_amount) as net_revenue_amount
     from sales
-    group by cast(coalesce(paid_at, created_at) as date), currency, payment_method
+    group by account, cast(coalesce(paid_at, created_at) as date), currency, payment_method
 
 ),
 
 final as (
 
     select
+        account,
         {{ surrogate_key(['sales_date', 'currency', 'payment_method']) }} as day_currency_method_key,
         sales_date,
         currency,

@@ -6,6 +6,7 @@
 with subscriptions as (
 
     select
+        account,
         subscription_id,
         price_currency as currency,
         monthly_amount,
@@ -20,36 +21,42 @@ with subscriptions as (
 bounds as (
 
     select
+        account,
         cast({{ dbt.date_trunc('month', 'min(started_at)') }} as date) as first_month
     from subscriptions
+    group by account
 
 ),
 
 months as (
 
     select
+        months.account,
         months.month_start,
         months.next_month_start
     from {{ ref('int_platform__months') }} as months
-    cross join bounds
+    inner join bounds
+        on months.account = bounds.account
     where months.month_start >= bounds.first_month
 
 ),
 
 currencies as (
 
-    select distinct currency from subscriptions
+    select distinct account, currency from subscriptions
 
 ),
 
 grid as (
 
     select
+        months.account,
         months.month_start,
         months.next_month_start,
         currencies.currency
     from months
-    cross join currencies
+    inner join currencies
+        on months.account = currencies.account
 
 ),
 
@@ -62,6 +69,7 @@ prices as (
 per_subscription as (
 
     select
+        grid.account,
         grid.month_start,
         grid.currency,
         subscriptions.subscription_id,
@@ -89,14 +97,17 @@ per_subscription as (
         ) as is_churned
     from grid
     inner join subscriptions
-        on grid.currency = subscriptions.currency
+        on grid.account = subscriptions.account
+        and grid.currency = subscriptions.currency
         and grid.next_month_start > subscriptions.started_at
     left join prices as at_start
-        on subscriptions.subscription_id = at_start.subscription_id
+        on subscriptions.account = at_start.account
+        and subscriptions.subscription_id = at_start.subscription_id
         and (at_start.valid_from is null or grid.month_start >= at_start.valid_from)
         and (at_start.valid_to is null or grid.month_start < at_start.valid_to)
     left join prices as at_end
-        on subscriptions.subscription_id = at_end.subscription_id
+        on subscriptions.account = at_end.account
+        and subscriptions.subscription_id = at_end.subscription_id
         and (at_end.valid_from is null or grid.next_month_start >= at_end.valid_from)
         and (at_end.valid_to is null or grid.next_month_start < at_end.valid_to)
 
@@ -105,6 +116,7 @@ per_subscription as (
 aggregated as (
 
     select
+        account,
         month_start,
         currency,
         sum(case when is_active_at_end then 1 else 0 end) as count_active_subscriptions,
@@ -137,13 +149,14 @@ aggregated as (
             end
         ) as churned_mrr_amount
     from per_subscription
-    group by month_start, currency
+    group by account, month_start, currency
 
 ),
 
 final as (
 
     select
+        grid.account,
         {{ surrogate_key(['grid.month_start', 'grid.currency']) }} as month_currency_key,
         grid.month_start,
         grid.currency,
@@ -158,7 +171,8 @@ final as (
         {{ safe_divide('aggregated.count_churned_from_start', 'aggregated.count_active_at_start') }} as churn_rate
     from grid
     left join aggregated
-        on grid.month_start = aggregated.month_start
+        on grid.account = aggregated.account
+        and grid.month_start = aggregated.month_start
         and grid.currency = aggregated.currency
 
 )

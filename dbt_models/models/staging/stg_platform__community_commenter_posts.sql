@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(community_commenters_cols, 'community_id', 'int', 'community_commenters') }} as community_id,
         {{ platform_col(community_commenters_cols, 'snapshot_at', 'timestamp', 'community_commenters') }} as snapshot_at,

@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- snapshot
         {{ platform_col(cols, 'community_id', 'int') }} as community_id,
         {{ platform_col(cols, 'snapshot_at', 'timestamp') }} as snapshot_at,

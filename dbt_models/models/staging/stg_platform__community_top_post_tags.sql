@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(community_top_posts_cols, 'community_id', 'int', 'community_top_posts') }} as community_id,
         {{ platform_col(community_top_posts_cols, 'snapshot_at', 'timestamp', 'community_top_posts') }} as snapshot_at,

@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'team_slug', 'string') }} as team_slug,
         {{ platform_col(cols, 'id', 'int') }} as delivery_id,

@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(deliveries_cols, 'team_slug', 'string', 'deliveries') }} as team_slug,
         {{ platform_col(deliveries_cols, 'id', 'int', 'deliveries') }} as delivery_id,

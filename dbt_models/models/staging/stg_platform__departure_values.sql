@@ -14,6 +14,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(departures_cols, '_dlt_id', 'string', 'departures') }} as departure_id,
         {{ platform_col(cols, '_dlt_id', 'string', 'source') }} as departure_value_id,

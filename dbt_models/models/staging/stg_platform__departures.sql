@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, '_dlt_id', 'string') }} as departure_id,
         {{ platform_col(cols, '_dlt_load_id', 'string') }} as load_id,

@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(event_attendees_cols, 'id', 'string', 'event_attendees') }} as attendee_id,
         {{ platform_col(cols, '_dlt_list_idx', 'int', 'source') }} as tag_position,

@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'id', 'string') }} as attendee_id,
         {{ platform_col(cols, 'event_id', 'string') }} as event_id,

@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(events_cols, 'id', 'string', 'events') }} as event_id,
         {{ platform_col(cols, '_dlt_list_idx', 'int', 'source') }} as file_position,

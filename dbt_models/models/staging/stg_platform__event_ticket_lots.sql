@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'id', 'string') }} as lot_id,
         {{ platform_col(cols, 'ticket_id', 'string') }} as ticket_id,

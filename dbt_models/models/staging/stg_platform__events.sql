@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'id', 'string') }} as event_id,
         {{ platform_col(cols, 'user_id', 'string') }} as owner_user_id,

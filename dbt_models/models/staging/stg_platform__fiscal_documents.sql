@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'document__id', 'string') }} as fiscal_document_id,
         {{ platform_col(cols, 'sale__id', 'string') }} as sale_id,

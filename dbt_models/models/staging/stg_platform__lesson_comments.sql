@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'id', 'int') }} as comment_id,
         {{ platform_col(cols, 'lesson_id', 'int') }} as lesson_id,

@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'id', 'string') }} as product_id,
         {{ platform_col(cols, 'producer_id', 'string') }} as producer_id,

@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(sales_cols, 'id', 'string', 'sales') }} as sale_id,
         {{ platform_col(cols, '_dlt_list_idx', 'int', 'source') }} as partner_position,

@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'id', 'string') }} as sale_id,
         {{ platform_col(cols, 'contract_id', 'string') }} as contract_id,

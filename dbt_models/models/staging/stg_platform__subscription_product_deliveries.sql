@@ -14,6 +14,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(subscriptions_cols, 'id', 'string', 'subscriptions') }} as subscription_id,
         {{ platform_col(subscription_products_cols, 'id', 'string', 'subscription_products') }} as product_id,

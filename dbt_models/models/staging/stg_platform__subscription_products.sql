@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(subscriptions_cols, 'id', 'string', 'subscriptions') }} as subscription_id,
         {{ platform_col(cols, '_dlt_list_idx', 'int', 'source') }} as product_position,

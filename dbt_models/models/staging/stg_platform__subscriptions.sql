@@ -10,6 +10,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- ids
         {{ platform_col(cols, 'id', 'string') }} as subscription_id,
         {{ platform_col(cols, 'first_invoice_id', 'string') }} as first_invoice_id,

@@ -14,6 +14,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(webhook_origins_cols, 'id', 'string', 'webhook_origins') }} as origin_id,
         {{ platform_col(webhook_events_cols, 'name', 'string', 'webhook_events') }} as event_name,

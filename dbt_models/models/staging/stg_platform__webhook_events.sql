@@ -12,6 +12,7 @@ with source as (
 renamed as (
 
     select
+        source.account,
         -- parent keys
         {{ platform_col(webhook_origins_cols, 'id', 'string', 'webhook_origins') }} as origin_id,
         {{ platform_col(cols, '_dlt_list_idx', 'int', 'source') }} as event_position,
