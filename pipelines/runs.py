@@ -87,7 +87,9 @@ def record_run(
     A failure here is logged and reported as False: the sync itself is done and its exit status stands.
     """
     runs = dlt.pipeline(
-        pipeline_name=RUNS_PIPELINE,
+        # its own per synced pipeline: accounts synced at once in one process (`--all-accounts`) share
+        # a pipelines folder, and one working folder for all lost one account's records (issue 32)
+        pipeline_name=f"{pipeline.pipeline_name}_runs",  # platform_sync_runs for the default pipeline
         pipelines_dir=pipeline.pipelines_dir,
         destination=pipeline.destination,
         dataset_name=pipeline.dataset_name,

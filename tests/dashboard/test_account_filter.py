@@ -20,7 +20,7 @@ from tests.dashboard.browser import charts, chromium, console_errors, open_page,
 from tests.dashboard.conftest import start_dashboard
 from tests.dashboard.test_dashboard_in_browser import cents, money
 
-pytestmark = pytest.mark.xdist_group("dashboard_browser")
+pytestmark = [pytest.mark.xdist_group("dashboard_browser"), pytest.mark.timeout(900)]
 
 SEEDS = {"acme": 11, "beta": 12}
 PAGES = ("/", "/subscriptions", "/products", "/cash", "/events", "/learning", "/health")
@@ -30,6 +30,7 @@ const graph = document.getElementById('chart-table-rows');
 const plot = graph.classList.contains('js-plotly-plot') ? graph : graph.querySelector('.js-plotly-plot');
 return [plot.data[0].x, plot.data[0].y];
 """
+MART_CELLS = "return Array.from(document.querySelectorAll('#table-marts td')).map(td => td.innerText.trim());"
 
 
 @dataclass
@@ -93,6 +94,9 @@ def test_every_page_filters_by_the_account_chosen(warehouse: Warehouse, tmp_path
 
     raw_sales = {n: warehouse.rows(f"select count(*) from platform_raw_{n}.sales")[0][0] for n in SEEDS}
     assert raw_sales["acme"] != raw_sales["beta"]  # so the health page's figures tell the accounts apart
+    mart_sales = {
+        n: warehouse.rows("select count(*) from marts.fct_sales where account = ?", [n])[0][0] for n in SEEDS
+    }
 
     served = start_dashboard(warehouse.database, warehouse.folder)
     try:
@@ -116,6 +120,9 @@ def test_every_page_filters_by_the_account_chosen(warehouse: Warehouse, tmp_path
                         # the chosen account's raw dataset: the rows of its own tables are drawn
                         drawn = dict(zip(*driver.execute_script(TABLE_ROWS), strict=True))
                         assert drawn["sales"] == raw_sales[name], drawn
+                        # and the marts' rows of that account
+                        cells = driver.execute_script(MART_CELLS)
+                        assert int(cells[cells.index("fct_sales") + 1]) == mart_sales[name], cells
             open_page(driver, f"{served.url}/health?start={START}&end={END}")
             assert "choose an account" in text(driver, "health-choose-account")
     finally:
