@@ -129,8 +129,9 @@ def render_page(
             if not page.sales_figures:
                 return content
             raws = _raw_schemas(filters, raw_schema, account_schemas)
-            notices = [notice for raw in raws if (notice := coverage_notice(session, raw)) is not None]
-            return [*notices, *content]
+            several = len(raws) > 1  # all accounts' figures: each notice says whose it is
+            notices = [coverage_notice(session, raw, account if several else None) for account, raw in raws]
+            return [*(notice for notice in notices if notice is not None), *content]
     except WarehouseUnavailable as exc:
         return message("No data yet", f"{exc}. Run `platform-sync sync` and then `platform-sync models`.")
     except Exception as exc:  # the page says what failed instead of showing a stack trace
@@ -149,13 +150,17 @@ def _check_marts(session: Session, marts: tuple[str, ...]) -> tuple[list[str], l
     return missing, empty
 
 
-def _raw_schemas(filters: Filters, raw_schema: str, account_schemas: Mapping[str, str] | None) -> list[str]:
-    """The raw datasets behind the figures: the chosen account's, every account's, or the only one."""
+def _raw_schemas(
+    filters: Filters, raw_schema: str, account_schemas: Mapping[str, str] | None
+) -> list[tuple[str | None, str]]:
+    """The raw datasets behind the figures, with their accounts: the chosen account's, every account's,
+    or the only one."""
     if not account_schemas:
-        return [raw_schema]
+        return [(None, raw_schema)]
     if filters.account:
-        return [account_schemas[filters.account]] if filters.account in account_schemas else []
-    return [account_schemas[name] for name in sorted(account_schemas)]
+        chosen = account_schemas.get(filters.account)
+        return [(filters.account, chosen)] if chosen else []
+    return [(name, account_schemas[name]) for name in sorted(account_schemas)]
 
 
 def _accounts(warehouse: Warehouse, account_schemas: Mapping[str, str] | None) -> list[str]:

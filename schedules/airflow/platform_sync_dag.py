@@ -16,7 +16,8 @@ dlt reads `.dlt/config.toml` and `.dlt/secrets.toml` from the DAGs folder (dlt's
 environment (`ACCOUNTS__<NAME>__ACCESS_TOKEN`). The models build once after all of them (`all_done`: an
 account that failed keeps its previous rows), never one build per account: two `dbt build`s into the same
 schemas at once would replace the same tables under each other. Several accounts at once need a server
-destination (one DuckDB file has one writer process).
+destination (one DuckDB file has one writer process): `PLATFORM_SYNC_DESTINATION=postgres` in the
+workers' environment, as `--destination` for the command line.
 
 The helper runs `pipeline.run` itself; the task group below wraps it so that the run takes the
 product's run lock (a second run, from cron or by hand, exits at once instead of writing alongside)
@@ -38,6 +39,11 @@ from dlt.helpers.airflow_helper import PipelineTasksGroup
 
 logger = logging.getLogger("platform_sync.airflow")
 ACCOUNTS_AT_ONCE = 3  # accounts of one run synced at once (each has its own rate budget at the API)
+
+
+def _destination() -> str:
+    """The accounts' warehouse, as `--destination` names it (PLATFORM_SYNC_DESTINATION, default duckdb)."""
+    return os.environ.get("PLATFORM_SYNC_DESTINATION", "duckdb")
 
 
 def _project_dir() -> Path:
@@ -180,7 +186,7 @@ def platform_sync_accounts() -> None:
 
         os.chdir(_project_dir())
         prepare_process()
-        run = sync_one(find_account(account), command=f"airflow platform_sync {account}")
+        run = sync_one(find_account(account), destination=_destination(), command=f"airflow {account}")
         if run.exit_status in (1, 2):
             raise RuntimeError(f"account {account}: {run.message or f'exit status {run.exit_status}'}")
         if run.exit_status == 3:
@@ -195,7 +201,7 @@ def platform_sync_accounts() -> None:
         from pipelines.models import run_models
 
         os.chdir(_project_dir())
-        pipelines = [account_pipeline(account) for account in configured_accounts()]
+        pipelines = [account_pipeline(account, _destination()) for account in configured_accounts()]
         if not pipelines:
             return
         with contextlib.ExitStack() as readers:

@@ -103,6 +103,11 @@ def test_every_page_filters_by_the_account_chosen(warehouse: Warehouse, tmp_path
         with chromium() as driver:
             open_page(driver, f"{served.url}/?start={START}&end={END}")
             assert shown(driver) == both  # no account chosen: both accounts' sales
+            # each account's sales coverage (recorded by its own sync: partial, no webhooks here), named
+            for name in SEEDS:
+                assert text(driver, f"coverage-notice-{name}").startswith(
+                    f"Account {name}: Sales coverage is partial"
+                )
             options = driver.find_element("id", "filter-account")
             assert options.is_displayed()
             for name in SEEDS:
@@ -116,6 +121,7 @@ def test_every_page_filters_by_the_account_chosen(warehouse: Warehouse, tmp_path
                     screenshot(driver, tmp_path / f"account-{name}{path.replace('/', '-')}.png")
                     if path == "/":
                         assert shown(driver) == figures[name]
+                        assert text(driver, "coverage-notice").startswith("Sales coverage is partial")
                     if path == "/health":
                         # the chosen account's raw dataset: the rows of its own tables are drawn
                         drawn = dict(zip(*driver.execute_script(TABLE_ROWS), strict=True))

@@ -273,6 +273,9 @@ def test_three_accounts_in_one_postgres_warehouse_through_dagster_partitions(
     assert built_cli.returncode == 0, built_cli.stdout[-3000:] + built_cli.stderr[-3000:]
     cli_query = duck(database)
     for name in LOADED:
+        # each account's run records, written by its own thread of the run
+        _, recorded = cli_query(f"select resource, status from {schemas[name]}._platform_sync_runs")
+        assert sorted(recorded) == sorted(runs_of[name]), name
         assert_same(raw_rows(cli_query, schemas[name]), raw_rows(dagster, schemas[name]), name)
         assert_same(mart_rows(cli_query, name), mart_rows(dagster, name), name)
 
