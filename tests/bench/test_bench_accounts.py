@@ -11,7 +11,7 @@ import pytest
 
 from bench import accounts
 
-pytestmark = pytest.mark.xdist_group("bench_accounts")
+pytestmark = [pytest.mark.xdist_group("bench_accounts"), pytest.mark.timeout(900)]
 
 
 def test_the_accounts_section_measures_each_account_run(tmp_path: Path) -> None:
