@@ -118,7 +118,7 @@ def print_accounts(runs: Sequence[AccountRun], status: int, out: TextIO = sys.st
         print(f"all {len(runs)} accounts loaded (exit status 0).", file=out)
     else:
         print(
-            f"{len(runs) - len(failed)} of {len(runs)} accounts loaded; not fully loaded: "
+            f"{len(runs) - len(failed)} of {len(runs)} accounts fully loaded; not: "
             f"{', '.join(failed)} (exit status {status}; the reasons are on stderr).",
             file=out,
         )

@@ -34,6 +34,7 @@ from dlt.common.runtime.collector import Collector
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.accounts.config import DEFAULT_ACCOUNT, Account, account_source_options
+from pipelines.defaults import set_default
 from pipelines.load_failure import failure_line
 from pipelines.lock import LockHeld, destination_lock_path, hold, run_lock
 from pipelines.messages import invalid_value_message, step_failure
@@ -53,6 +54,10 @@ logger = logging.getLogger("platform_sync.accounts")
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_PARTIAL = 0, 1, 2, 3
 DEFAULT_AT_ONCE = 3
+# dlt loads up to 20 jobs of one pipeline at once (`[load] workers`), each on connections of its own (on
+# PostgreSQL its client's and ADBC's): accounts loading together share this many, so that N accounts do
+# not take N times a server's connections (a test server's max_connections of 40 was exceeded by two)
+LOAD_JOBS_TOGETHER = 16
 
 
 @dataclass
@@ -142,6 +147,9 @@ def sync_accounts(
     if not accounts:
         return []
     shared = _shared_duckdb_lock(accounts[0], destination, command)
+    together = min(at_once, len(accounts))
+    if shared is None and together > 1:  # a server destination; `[load] workers` configured wins
+        set_default("load.workers", max(1, LOAD_JOBS_TOGETHER // together))
 
     def one(account: Account) -> AccountRun:
         run = sync_account(

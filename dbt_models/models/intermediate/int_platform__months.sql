@@ -21,21 +21,45 @@ transfers as (
 
 dates as (
 
-    select account, created_at as event_at from sales
+    select
+        account,
+        created_at as event_at
+    from sales
     union all
-    select account, updated_at as event_at from sales
+    select
+        account,
+        updated_at as event_at
+    from sales
     union all
-    select account, credited_at as event_at from sales
+    select
+        account,
+        credited_at as event_at
+    from sales
     union all
-    select account, coalesce(starts_at, created_at) as event_at from subscriptions
+    select
+        account,
+        coalesce(starts_at, created_at) as event_at
+    from subscriptions
     union all
-    select account, updated_at as event_at from subscriptions
+    select
+        account,
+        updated_at as event_at
+    from subscriptions
     union all
-    select account, created_at as event_at from transfers
+    select
+        account,
+        created_at as event_at
+    from transfers
     union all
-    select account, cast(requested_on as {{ type_timestamptz() }}) as event_at from transfers
+    select
+        account,
+        cast(requested_on as {{ type_timestamptz() }}) as event_at
+    from transfers
     union all
-    select account, cast(completed_on as {{ type_timestamptz() }}) as event_at from transfers
+    select
+        account,
+        cast(completed_on as {{ type_timestamptz() }}) as event_at
+    from transfers
 
 ),
 

@@ -114,7 +114,7 @@ members_per_day as (
 final as (
 
     select
-        coalesce(posts_per_day.account, members_per_day.account) as account,
+        coalesce(posts_per_day.account, members_per_day.account) as account,  -- noqa: RF04
         {{ surrogate_key(['coalesce(posts_per_day.community_id, members_per_day.community_id)',
                           'coalesce(posts_per_day.snapshot_on, members_per_day.snapshot_on)']) }}
             as community_day_key,

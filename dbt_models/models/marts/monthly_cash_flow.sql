@@ -41,9 +41,15 @@ transferred as (
 
 currencies as (
 
-    select credited.account, credited.currency from credited
+    select
+        credited.account,
+        credited.currency
+    from credited
     union
-    select transferred.account, transferred.currency from transferred
+    select
+        transferred.account,
+        transferred.currency
+    from transferred
 
 ),
 

@@ -43,7 +43,10 @@ months as (
 
 currencies as (
 
-    select distinct account, currency from subscriptions
+    select distinct
+        account,
+        currency
+    from subscriptions
 
 ),
 
