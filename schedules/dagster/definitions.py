@@ -38,7 +38,10 @@ the deployment's concurrency settings) and two builds never overlap even when st
 `PLATFORM_SYNC_DESTINATION` (default `duckdb`) names the warehouse the assets load, as `--destination`
 does for `platform-sync`. Several accounts' runs at once need a server destination (PostgreSQL...):
 one DuckDB file has one writer process, and its run lock makes a second account's run fail at once
-(`platform-sync sync --all-accounts` runs the accounts in one process for DuckDB).
+(`platform-sync sync --all-accounts` runs the accounts in one process for DuckDB). On a server
+destination each account's run loads up to `[load] workers` jobs at once (dlt's default 20), each on its
+own connection: size it (`LOAD__WORKERS` in the runs' environment) so that the runs at once times the
+workers stay within the server's connections.
 """
 
 import contextlib

@@ -190,6 +190,9 @@ def test_three_accounts_in_one_postgres_warehouse_through_dagster_partitions(
         "DAGSTER_HOME": str(home),
         "PLATFORM_SYNC_DESTINATION": "postgres",
         "DESTINATION__POSTGRES__CREDENTIALS": server.credentials(warehouse),
+        # three runs at once, each loading up to [load] workers jobs on connections of their own (dlt's
+        # default 20): within the test server's 40 connections (docs/scale.md)
+        "LOAD__WORKERS": "5",
     }
 
     # the instance's storage made once, before three processes use it at once (each would create it)
