@@ -227,7 +227,8 @@ def _jobs_and_schedules() -> tuple[list[Any], list[dg.ScheduleDefinition]]:
         selection=dg.AssetSelection.groups(RAW_GROUP),
         partitions_def=ACCOUNT_PARTITIONS,
     )
-    models_job = dg.define_asset_job("platform_models", selection=dg.AssetSelection.groups(MODELS_GROUP))
+    # not named platform_models: that is the dbt op's name, and a job may not share it
+    models_job = dg.define_asset_job("build_models", selection=dg.AssetSelection.groups(MODELS_GROUP))
 
     @dg.schedule(job=accounts_job, cron_schedule="17 * * * *", name="platform_sync_accounts_hourly")
     def every_account(context: dg.ScheduleEvaluationContext) -> Iterator[dg.RunRequest]:

@@ -292,3 +292,54 @@ def assert_same(
         only_ours = sorted(set(ours[table]) - set(rows))[:2]
         only_theirs = sorted(set(rows) - set(ours[table]))[:2]
         assert ours[table] == rows, (what, table, len(ours[table]), len(rows), only_ours, only_theirs)
+
+
+INSPECT = """
+import json, sys
+import dagster as dg
+sys.path.insert(0, {folder!r})
+import definitions as d
+repo = d.defs.get_repository_def()
+schedule = repo.get_schedule_def("platform_sync_accounts_hourly")
+from datetime import datetime, timezone
+tick = dg.build_schedule_context(
+    scheduled_execution_time=datetime(2026, 11, 26, 13, 17, tzinfo=timezone.utc), repository_def=repo
+)
+requests = list(schedule.evaluate_tick(tick).run_requests or [])
+models = [a for a in repo.asset_graph.get_all_asset_keys() if a.path[-1] == "fct_sales"]
+node = repo.asset_graph.get(models[0])
+print(json.dumps({{
+    "partitions": d.ACCOUNT_PARTITIONS.get_partition_keys(),
+    "jobs": sorted(job.name for job in repo.get_all_jobs() if not job.name.startswith("__")),
+    "requests": [(r.partition_key, r.run_key) for r in requests],
+    "raw_partitioned": repo.asset_graph.get(dg.AssetKey("dlt_platform_sales")).partitions_def is not None,
+    "models_partitioned": node.partitions_def is not None,
+    "models_condition": node.automation_condition.get_label() if node.automation_condition else None,
+}}))
+"""
+
+
+def test_the_definitions_have_a_partition_and_an_hourly_run_per_configured_account(tmp_path: Path) -> None:
+    # the accounts of the configuration, nothing in code: a partition each, a run each at every tick of
+    # the schedule; the models one unpartitioned build after them
+    project = tmp_path / "project"
+    (project / ".dlt").mkdir(parents=True)
+    (project / ".dlt" / "config.toml").write_text(
+        "[accounts.acme]\nevent_ids = []\n\n[accounts.beta_store]\ncommunity_ids = [12]\n"
+    )
+    env = {**base_env(project), "DAGSTER_HOME": str(tmp_path)}
+    script = INSPECT.format(folder=str(DEFINITIONS.parent))
+    found = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=project, capture_output=True, text=True, timeout=600
+    )
+    assert found.returncode == 0, found.stderr[-3000:]
+    figures = json.loads(found.stdout.strip().splitlines()[-1])
+    assert figures["partitions"] == ["acme", "beta_store"]
+    assert figures["jobs"] == ["build_models", "platform_sync_accounts"]
+    assert figures["requests"] == [
+        ["acme", "acme:2026-11-26T13:17:00+00:00"],
+        ["beta_store", "beta_store:2026-11-26T13:17:00+00:00"],
+    ]
+    assert figures["raw_partitioned"] is True
+    assert figures["models_partitioned"] is False
+    assert figures["models_condition"] == "after the accounts' syncs"
