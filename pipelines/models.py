@@ -295,7 +295,8 @@ HEADLINE_QUERIES: tuple[tuple[str, str], ...] = (
             sum(sales.net_revenue_amount) as net_revenue
         from {MARTS_SCHEMA}.fct_sales as sales
         left join {MARTS_SCHEMA}.dim_products as products
-            on sales.product_id = products.product_id
+            on sales.account = products.account
+            and sales.product_id = products.product_id
         where sales.was_paid
         group by 1, 2
         order by net_revenue desc, product

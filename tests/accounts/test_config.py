@@ -157,3 +157,21 @@ def test_a_misconfigured_account_is_one_line_and_exit_2(tmp_path: Path, accounts
     problems = [text for text in result.stderr.splitlines() if "error" in text]
     assert len(problems) == 1, result.stderr
     assert not (tmp_path / "warehouse.duckdb").exists()
+
+
+def test_the_json_summary_has_each_accounts_status_and_never_a_token(tmp_path: Path):
+    accounts = {"acme": {"base_url": CLOSED, "event_idz": []}, "beta": {"base_url": CLOSED}}
+    env = _project(tmp_path, accounts, {"acme": "secret-token-of-acme", "beta": "secret-token-of-beta"})
+    env["ACCOUNTS__BETA__MAX_RETRIES"] = "1"  # the closed port: one try per request
+    result = run_cli(["--log-format", "json", "sync", "--all-accounts", "--no-progress"], env, tmp_path)
+    # beta's every list failed on the closed port, but its sales (named by none) loaded: partial, as for
+    # one account; acme was refused for its setting: some account partly loaded, so 3
+    assert result.returncode == 3, result.stdout + result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["event"] == "summary" and summary["exit_status"] == 3
+    statuses = {account["account"]: account["exit_status"] for account in summary["accounts"]}
+    assert statuses == {"acme": 2, "beta": 3}
+    beta = summary["accounts"][1]
+    assert {row["resource"]: row["status"] for row in beta["resources"]}["products"] == "failed"
+    assert "event_idz" in summary["accounts"][0]["failure"]
+    assert "secret-token-of" not in result.stdout + result.stderr

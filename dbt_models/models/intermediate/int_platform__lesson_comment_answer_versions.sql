@@ -10,7 +10,8 @@ with versions as (
     {%- if has_snapshot %}
 
     select
-        account,
+        -- a version taken before accounts existed is the `default` account's
+        coalesce(account, 'default') as account,  -- noqa: RF04
         comment_id,
         is_answered,
         dbt_valid_from

@@ -27,7 +27,8 @@ with versions as (
 final as (
 
     select
-        account,
+        -- a version taken before accounts existed is the `default` account's
+        coalesce(account, 'default') as account,  -- noqa: RF04
         subscription_id,
         price_currency as currency,
         {{ monthly_amount('price_amount', 'frequency_type', 'period_length') }} as monthly_amount,
