@@ -36,7 +36,7 @@ def serve(pipeline: object, host: str = "127.0.0.1", port: int = 8050) -> None:
     listener = _listen(host, port)
     warehouse = for_pipeline(pipeline)
     raw_schema = str(getattr(pipeline, "dataset_name", "platform_raw"))
-    app = create_app(warehouse, raw_schema)
+    app = create_app(warehouse, raw_schema, _account_schemas())
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
     http = make_server(host, port, app.server, threaded=True, fd=listener.fileno())
     print(f"dashboard on http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
@@ -48,6 +48,13 @@ def serve(pipeline: object, host: str = "127.0.0.1", port: int = 8050) -> None:
         http.server_close()
         if isinstance(warehouse, DuckDbSnapshot):
             warehouse.close()
+
+
+def _account_schemas() -> dict[str, str]:
+    """Each configured account's raw dataset (docs/accounts.md); {} for the single-account setup."""
+    from pipelines.accounts import configured_accounts
+
+    return {account.name: account.dataset_name for account in configured_accounts()}
 
 
 class PortInUse(Exception):

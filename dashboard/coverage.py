@@ -51,18 +51,21 @@ def partial_reasons(rows: dict[str, tuple[int, int, int]]) -> list[str]:
     return reasons
 
 
-def coverage_notice(session: Session, raw: str) -> html.Div | None:
+def coverage_notice(session: Session, raw: str, account: str | None = None) -> html.Div | None:
     """The banner of a page whose figures depend on sales: None when coverage is complete as far as the
-    sync can tell."""
+    sync can tell. `account`: the figures are several accounts', and this is the notice of one of them."""
     rows = coverage_rows(session, raw)
+    element_id = f"coverage-notice-{account}" if account else "coverage-notice"
+    whose = [html.Strong(f"Account {account}: ")] if account else []
     if rows is None:
         return html.Div(
             [
+                *whose,
                 html.Strong("Sales coverage is not recorded yet. "),
                 f"The API cannot list sales; these figures count the sales the sync found. {HOW_TO_COMPLETE}",
             ],
             className="coverage",
-            id="coverage-notice",
+            id=element_id,
         )
     reasons = partial_reasons(rows)
     if not reasons:
@@ -70,6 +73,7 @@ def coverage_notice(session: Session, raw: str) -> html.Div | None:
     loaded = rows.get("all", (0, 0, 0))[1]
     return html.Div(
         [
+            *whose,
             html.Strong(
                 f"Sales coverage is partial: these figures count the {loaded:,} sales the sync found. "
             ),
@@ -78,7 +82,7 @@ def coverage_notice(session: Session, raw: str) -> html.Div | None:
             " shows the sales found by channel.",
         ],
         className="coverage",
-        id="coverage-notice",
+        id=element_id,
     )
 
 

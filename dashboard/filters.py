@@ -1,4 +1,4 @@
-"""The filters every page shares (date range, product, currency) and how each mart applies them."""
+"""The filters every page shares (date range, product, currency, account) and how each mart applies them."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ DEFAULT_DAYS = 365
 
 @dataclass(frozen=True)
 class Filters:
-    """A closed date range (UTC days), and optionally one product and one currency."""
+    """A closed date range (UTC days), and optionally one product, one currency and one account (the
+    marts of a warehouse with several accounts have an `account` column: docs/accounts.md)."""
 
     start: date
     end: date
     product_id: str | None = None
     currency: str | None = None
+    account: str | None = None
 
     @property
     def days(self) -> int:
@@ -34,12 +36,15 @@ class Filters:
         *,
         product: str | None = None,
         currency: str | None = None,
+        account: str | None = "account",
         params: list[Any],
     ) -> str:
         """` and ...` conditions for the columns a mart has, appending their values to `params`.
 
         `day` is a SQL expression of the row's UTC day; `product` and `currency` its column names (a
-        mart without them is not filtered by them: the page says so).
+        mart without them is not filtered by them: the page says so). Every mart has the `account`
+        column when accounts are configured (the only case where an account can be chosen); `account`
+        names it, qualified in a join.
         """
         conditions = []
         if day is not None:
@@ -51,6 +56,9 @@ class Filters:
         if currency is not None and self.currency:
             conditions.append(f"{currency} = ?")
             params.append(self.currency)
+        if account is not None and self.account:
+            conditions.append(f"{account} = ?")
+            params.append(self.account)
         return "".join(f" and {condition}" for condition in conditions)
 
 
@@ -62,20 +70,27 @@ def default_filters(latest_day: date | None) -> Filters:
 
 
 def from_inputs(
-    start: str | None, end: str | None, product: str | None, currency: str | None, fallback: Filters
+    start: str | None,
+    end: str | None,
+    product: str | None,
+    currency: str | None,
+    fallback: Filters,
+    account: str | None = None,
 ) -> Filters:
     """Filters from the header's controls (ISO dates; empty values fall back to the defaults)."""
     first = _day(start) or fallback.start
     last = _day(end) or fallback.end
     if last < first:
         first, last = last, first
-    return Filters(first, last, product or None, currency or None)
+    return Filters(first, last, product or None, currency or None, account or None)
 
 
 def from_query_string(search: str | None) -> dict[str, str]:
-    """`?start=2026-01-01&end=2026-03-31&product=42&currency=BRL` as a dict (links can carry filters)."""
+    """`?start=2026-01-01&end=2026-03-31&product=42&currency=BRL&account=acme` as a dict (links can carry
+    filters)."""
     values = parse_qs((search or "").lstrip("?"))
-    return {key: items[0] for key, items in values.items() if key in ("start", "end", "product", "currency")}
+    keys = ("start", "end", "product", "currency", "account")
+    return {key: items[0] for key, items in values.items() if key in keys}
 
 
 def _day(value: str | None) -> date | None:

@@ -6,6 +6,7 @@ page says they are not recorded yet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import plotly.graph_objects as go
@@ -24,16 +25,29 @@ DEPARTURES_TABLE = "_platform_departures"
 NOT_RECORDED = "not recorded yet"
 
 
-def make_health_page(raw_schema: str) -> Page:
-    """The page for the pipeline's raw dataset (`platform_raw` unless `--dataset` says otherwise)."""
+def make_health_page(raw_schema: str, account_schemas: Mapping[str, str] | None = None) -> Page:
+    """The page for the pipeline's raw dataset (`platform_raw` unless `--dataset` says otherwise), or,
+    with accounts configured, for the raw dataset of the account chosen in the filter."""
 
     def render(session: Session, filters: Filters) -> list[Any]:
-        return health(session, raw_schema)
+        if not account_schemas:
+            return health(session, raw_schema)
+        if filters.account is not None and filters.account in account_schemas:
+            return health(session, account_schemas[filters.account], filters.account)
+        return [
+            html.P(
+                "Each account has its own raw dataset: choose an account in the filter above to see its "
+                f"data health ({', '.join(sorted(account_schemas))}).",
+                className="empty",
+                id="health-choose-account",
+            )
+        ]
 
     return Page("/health", "Data health", render, ())
 
 
-def health(session: Session, raw: str) -> list[Any]:
+def health(session: Session, raw: str, account: str | None = None) -> list[Any]:
+    """The page for the raw dataset `raw`; with `account`, the marts' rows of that account only."""
     tables = session.tables(raw)
     if "_dlt_loads" not in tables:
         return [
@@ -50,7 +64,7 @@ def health(session: Session, raw: str) -> list[Any]:
     )
     last_loaded = table_loads(session, raw, tables)
     marts = session.tables(MARTS)
-    mart_rows = [(name, session.rows(f"select count(*) from {MARTS}.{name}")[0][0]) for name in sorted(marts)]
+    mart_rows = [(name, mart_count(session, name, account)) for name in sorted(marts)]
     rows_figure = go.Figure(go.Bar(x=[r[0] for r in last_loaded], y=[r[2] for r in last_loaded], name="rows"))
     rows_figure.update_layout(yaxis_title="rows", xaxis_tickangle=-45)
     return [
@@ -80,6 +94,18 @@ def health(session: Session, raw: str) -> list[Any]:
         section("What the API sent that the spec does not list", *departures(session, raw, tables)),
         section("Marts", table("table-marts", ["mart", "rows"], mart_rows, page_size=20)),
     ]
+
+
+def mart_count(session: Session, mart: str, account: str | None) -> int:
+    """A mart's rows, of `account` only when given and the mart has the account column."""
+    by_account = account and session.rows(
+        "select 1 from information_schema.columns where table_schema = ? and table_name = ? "
+        "and column_name = 'account'",
+        [MARTS, mart],
+    )
+    if by_account:
+        return int(session.rows(f"select count(*) from {MARTS}.{mart} where account = ?", [account])[0][0])
+    return int(session.rows(f"select count(*) from {MARTS}.{mart}")[0][0])
 
 
 def table_loads(session: Session, raw: str, tables: set[str]) -> list[tuple[Any, ...]]:

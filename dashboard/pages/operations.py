@@ -154,13 +154,16 @@ def events(session: Session, filters: Filters) -> list[Any]:
 
 
 def learning(session: Session, filters: Filters) -> list[Any]:
+    account: list[Any] = []
+    of_account = filters.where(None, params=account)  # the course marts are not dated: the account only
     courses = session.rows(
         f"""
         select coalesce(cast(course_id as varchar), '(course not recorded)'),
             cast(sum(count_comments) as bigint), cast(sum(count_answered) as bigint),
             cast(sum(count_unread) as bigint), max(last_comment_at)
-        from {MARTS}.course_engagement group by 1 order by 2 desc, 1
-        """
+        from {MARTS}.course_engagement where true{of_account} group by 1 order by 2 desc, 1
+        """,
+        account,
     )
     comments = sum(int(r[1] or 0) for r in courses)
     answered = sum(int(r[2] or 0) for r in courses)
@@ -170,8 +173,9 @@ def learning(session: Session, filters: Filters) -> list[Any]:
         select cast(sum(count_responses_observed) as bigint),
             sum(avg_observed_response_hours * count_responses_observed)
                 / nullif(sum(count_responses_observed), 0)
-        from {MARTS}.course_engagement
-        """
+        from {MARTS}.course_engagement where true{of_account}
+        """,
+        account,
     )[0]
     course_figure = go.Figure()
     course_figure.add_bar(x=[r[0] for r in courses], y=[r[2] for r in courses], name="answered")
@@ -182,9 +186,10 @@ def learning(session: Session, filters: Filters) -> list[Any]:
     waiting = session.rows(
         f"""
         select course_id, lesson_id, count_comments - count_answered, count_comments, last_comment_at
-        from {MARTS}.course_engagement where count_comments > count_answered
+        from {MARTS}.course_engagement where count_comments > count_answered{of_account}
         order by 3 desc, last_comment_at limit 20
-        """
+        """,
+        account,
     )
     params: list[Any] = []
     where = filters.where("snapshot_on", params=params)

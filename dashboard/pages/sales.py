@@ -229,13 +229,21 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
 def products(session: Session, filters: Filters) -> list[Any]:
     params: list[Any] = []
     where = filters.where(
-        "coalesce(s.paid_on, s.created_on)", product="s.product_id", currency="s.currency", params=params
+        "coalesce(s.paid_on, s.created_on)",
+        product="s.product_id",
+        currency="s.currency",
+        account="s.account",
+        params=params,
     )
+    # one name per product id: two accounts may both hold a product (a co-produced one), and its
+    # sales must not count twice through the join
     top = session.rows(
         f"""
         select coalesce(p.product_name, s.product_id) as product, s.currency, count(*),
             sum(s.gross_amount), sum(s.net_revenue_amount)
-        from {MARTS}.fct_sales as s left join {MARTS}.dim_products as p on s.product_id = p.product_id
+        from {MARTS}.fct_sales as s left join (
+            select product_id, min(product_name) as product_name from {MARTS}.dim_products group by 1
+        ) as p on s.product_id = p.product_id
         where s.was_paid{where} group by 1, 2 order by 5 desc, 1 limit 10
         """,
         params,

@@ -87,7 +87,9 @@ def record_run(
 
     A failure here is logged and reported as False: the sync itself is done and its exit status stands.
     """
-    runs = companion_pipeline(RUNS_PIPELINE, pipeline)
+    # one per synced pipeline: accounts synced at once in one process (`--all-accounts`) share a pipelines
+    # folder, and one working folder for all lost one account's records (issue 32)
+    runs = companion_pipeline(f"{pipeline.pipeline_name}_runs", pipeline)  # platform_sync_runs by default
     resources = [dlt.resource(rows, name=RUNS_TABLE, write_disposition="append", columns=RUNS_COLUMNS)]
     if freshness:
         resources.append(

@@ -6,6 +6,19 @@ set `PLATFORM_SYNC_PROJECT_DIR` to it: the pipeline's working folder is `.dlt/pi
 `.dlt/` holds its configuration. Secrets come from `.dlt/secrets.toml` or the environment
 (`SOURCES__PLATFORM__ACCESS_TOKEN`, destination credentials), as for `platform-sync sync`.
 
+With accounts configured (`[accounts.<name>]`, docs/accounts.md), the DAG `platform_sync_accounts`
+maps a task per account (dynamic task mapping: `sync_account.expand(account=accounts())`, the list read
+from the configuration when each run starts, so a new account needs no change here), at most
+`ACCOUNTS_AT_ONCE` of a run at once; each runs `platform-sync sync` for its account only, so a revoked
+token fails that account's task alone. The accounts are dlt configuration like the rest: under Airflow,
+dlt reads `.dlt/config.toml` and `.dlt/secrets.toml` from the DAGs folder (dlt's task group sets
+`DLT_PROJECT_DIR` to it) or Airflow's variables `dlt_config_toml` / `dlt_secrets_toml`, and the
+environment (`ACCOUNTS__<NAME>__ACCESS_TOKEN`). The models build once after all of them (`all_done`: an
+account that failed keeps its previous rows), never one build per account: two `dbt build`s into the same
+schemas at once would replace the same tables under each other. Several accounts at once need a server
+destination (one DuckDB file has one writer process): `PLATFORM_SYNC_DESTINATION=postgres` in the
+workers' environment, as `--destination` for the command line.
+
 The helper runs `pipeline.run` itself; the task group below wraps it so that the run takes the
 product's run lock (a second run, from cron or by hand, exits at once instead of writing alongside)
 and applies the sync's settings, and it fails the task as `platform-sync sync` exits 1: a rejected
@@ -25,6 +38,12 @@ from dlt.extract.source import DltSource
 from dlt.helpers.airflow_helper import PipelineTasksGroup
 
 logger = logging.getLogger("platform_sync.airflow")
+ACCOUNTS_AT_ONCE = 3  # accounts of one run synced at once (each has its own rate budget at the API)
+
+
+def _destination() -> str:
+    """The accounts' warehouse, as `--destination` names it (PLATFORM_SYNC_DESTINATION, default duckdb)."""
+    return os.environ.get("PLATFORM_SYNC_DESTINATION", "duckdb")
 
 
 def _project_dir() -> Path:
@@ -136,3 +155,63 @@ def platform_sync() -> None:
 
 
 platform_sync()
+
+
+@dag(
+    dag_id="platform_sync_accounts",
+    schedule="17 * * * *",
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    default_args={"retries": 0},
+    tags=["platform-sync", "dlt", "dbt", "accounts"],
+)
+def platform_sync_accounts() -> None:
+    """A mapped task per configured account, then `dbt build` once over every account's dataset."""
+
+    @task
+    def accounts() -> list[str]:
+        """The configured accounts' names, read when the run starts."""
+        from pipelines.accounts import configured_accounts
+
+        os.chdir(_project_dir())
+        return [account.name for account in configured_accounts()]
+
+    @task(max_active_tis_per_dagrun=ACCOUNTS_AT_ONCE)
+    def sync_account(account: str) -> None:
+        """`platform-sync sync` for one account: fails as it exits 1 or 2, warns as it exits 3."""
+        from pipelines.accounts import find_account
+        from pipelines.accounts import sync_account as sync_one
+        from pipelines.sync.platform_pipeline import prepare_process
+
+        os.chdir(_project_dir())
+        prepare_process()
+        run = sync_one(find_account(account), destination=_destination(), command=f"airflow {account}")
+        if run.exit_status in (1, 2):
+            raise RuntimeError(f"account {account}: {run.message or f'exit status {run.exit_status}'}")
+        if run.exit_status == 3:
+            logger.warning("account %s: partial run: %s", account, run.message)
+
+    @task(trigger_rule="all_done")
+    def models() -> None:
+        import contextlib
+
+        from pipelines.accounts import account_pipeline, configured_accounts
+        from pipelines.dbt.runner import run_models
+        from pipelines.sync.lock import run_lock
+
+        os.chdir(_project_dir())
+        pipelines = [account_pipeline(account, _destination()) for account in configured_accounts()]
+        if not pipelines:
+            return
+        with contextlib.ExitStack() as readers:
+            for pipeline in pipelines:
+                readers.enter_context(run_lock(pipeline, "read", command="airflow platform_models"))
+            result = run_models(pipelines[0])
+        if not result.success:
+            raise RuntimeError("dbt build failed: see the task log")
+
+    sync_account.expand(account=accounts()) >> models()
+
+
+platform_sync_accounts()

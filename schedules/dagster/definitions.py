@@ -12,8 +12,39 @@ The sync assets run the same code as `platform-sync sync` (its run lock, its set
 table); dagster-dlt only declares one asset per resource. A resource that fails or is skipped fails the
 step after the others are materialized; a rejected token fails it too. The dbt models read the raw
 tables under the run lock as a reader, as `platform-sync models` does.
+
+Many accounts (`[accounts.<name>]` in `.dlt/config.toml`, docs/accounts.md): the sync's assets get one
+partition per account, a `StaticPartitionsDefinition` built from the configuration when the code
+location loads. A new account needs no code: add its table and token, and reload the code location
+(`dagster dev` reloads it from the UI; a deployment, when its image or config map changes). Static
+rather than dynamic partitions because the configuration is the one list of accounts: a sensor adding
+dynamic partitions would keep a second list in Dagster's instance that can drift from it (an account
+removed from the config would stay a partition that can only fail). A partition's run syncs that account
+alone (`pipelines.accounts.sync_account`: its own pipeline, dataset, state, lock and rate limiter), so
+runs of different accounts go on at once, on one machine or many; a revoked token fails that partition
+only. Everything a step needs is read again in its process (configuration, the account's pipeline, dlt's
+state restored from the destination when the worker's folder is empty): nothing is shared between steps
+but the warehouse, so Dagster's multiprocess executor here, and its Kubernetes or Celery executors
+(`Definitions(executor=...)`, or the run launcher of the deployment), run the same assets unchanged.
+
+The dbt models are NOT partitioned: the marts read every account's dataset (a union view per raw table,
+with an `account` column), and two `dbt build`s into the same schemas at once would replace the same
+tables under each other. So there is one build, after the accounts' runs: the models' automation
+condition asks for a build once any account's assets were updated and none of them is still being
+materialized (Dagster's daemon evaluates it; an account that fails does not hold the build back, its
+previous rows stay in the marts). Put the models in a pool of one (`pool="platform_models"`, limit 1 in
+the deployment's concurrency settings) and two builds never overlap even when started by hand.
+
+`PLATFORM_SYNC_DESTINATION` (default `duckdb`) names the warehouse the assets load, as `--destination`
+does for `platform-sync`. Several accounts' runs at once need a server destination (PostgreSQL...):
+one DuckDB file has one writer process, and its run lock makes a second account's run fail at once
+(`platform-sync sync --all-accounts` runs the accounts in one process for DuckDB). On a server
+destination each account's run loads up to `[load] workers` jobs at once (dlt's default 20), each on its
+own connection: size it (`LOAD__WORKERS` in the runs' environment) so that the runs at once times the
+workers stay within the server's connections.
 """
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -27,15 +58,22 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 from dagster_dlt import dlt_assets
 from dlt.extract.source import DltSource
 
+from pipelines.accounts import account_pipeline, configured_accounts, find_account, sync_account
 from pipelines.dbt.runner import DBT_PROFILES_DIR, DBT_PROJECT_DIR, dbt_environment
 from pipelines.sync.lock import run_lock
-from pipelines.sync.platform_pipeline import make_pipeline, sync
+from pipelines.sync.platform_pipeline import DEFAULT_DESTINATION, make_pipeline, sync
 from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sources.platform import platform_source
 from sources.platform.resources import STREAMS
 
 ASSET_PREFIX = "dlt_platform_"  # dagster-dlt's key: dlt_<source>_<resource>
-PIPELINE = make_pipeline()
+RAW_GROUP, MODELS_GROUP = "platform_raw", "platform_models"
+DESTINATION = os.environ.get("PLATFORM_SYNC_DESTINATION", DEFAULT_DESTINATION)
+ACCOUNTS = configured_accounts()
+ACCOUNT_PARTITIONS = dg.StaticPartitionsDefinition([a.name for a in ACCOUNTS]) if ACCOUNTS else None
+# The pipeline dagster-dlt describes the assets with, and the models' warehouse (each account's run
+# builds its own pipeline)
+PIPELINE = account_pipeline(ACCOUNTS[0], DESTINATION) if ACCOUNTS else make_pipeline(DESTINATION)
 DBT_PROJECT = DbtProject(
     project_dir=DBT_PROJECT_DIR,
     profiles_dir=DBT_PROFILES_DIR,
@@ -60,29 +98,66 @@ def _spec_source() -> DltSource:
     )
 
 
-@dlt_assets(dlt_source=_spec_source(), dlt_pipeline=PIPELINE, name="platform_sync", group_name="platform_raw")
+@dlt_assets(
+    dlt_source=_spec_source(),
+    dlt_pipeline=PIPELINE,
+    name="platform_sync",
+    group_name=RAW_GROUP,
+    partitions_def=ACCOUNT_PARTITIONS,
+)
 def platform_raw(context: AssetExecutionContext) -> Iterator[dg.MaterializeResult]:
-    """`platform-sync sync` of the selected resources, one materialization per resource."""
+    """`platform-sync sync` of the selected resources (of the partition's account), one materialization
+    per resource."""
     selected = sorted(key.path[-1].removeprefix(ASSET_PREFIX) for key in context.selected_asset_keys)
     resources = selected if len(selected) < len(STREAMS) else None
-    started_at = run_started_at()
-    with run_lock(PIPELINE, "write", command="dagster platform_sync"):
-        result = sync(PIPELINE, resources)
-        outcomes = outcome_rows(result, resources, started_at)
-        record_run(PIPELINE, outcomes)
+    if context.has_partition_key:
+        outcomes, failure = _sync_account(context.partition_key, resources)
+    else:
+        outcomes, failure = _sync_single(resources), ""
     problems = [row for row in outcomes if row["status"] in ("failed", "skipped")]
     for row in outcomes:
         if row["status"] in ("loaded", "not_due"):
             yield dg.MaterializeResult(
                 asset_key=dg.AssetKey(ASSET_PREFIX + row["resource"]), metadata=_meta(row)
             )
-    if problems:
+    if problems or failure:
         names = ", ".join(f"{row['resource']} ({row['status']}: {row['message']})" for row in problems)
-        raise dg.Failure(description=f"not loaded: {names}")
+        raise dg.Failure(
+            description="; ".join(part for part in (failure, names and f"not loaded: {names}") if part)
+        )
+
+
+def _sync_single(resources: list[str] | None) -> list[dict[str, Any]]:
+    """The single-account setup (no accounts configured), as before accounts existed."""
+    started_at = run_started_at()
+    with run_lock(PIPELINE, "write", command="dagster platform_sync"):
+        result = sync(PIPELINE, resources)
+        outcomes = outcome_rows(result, resources, started_at)
+        record_run(PIPELINE, outcomes)
+    return outcomes
+
+
+def _sync_account(name: str, resources: list[str] | None) -> tuple[list[dict[str, Any]], str]:
+    """One account's sync; its outcome rows, and the account's failure (a rejected token, a bad
+    setting, its lock held) as one line, empty when it loaded or partly loaded."""
+    run = sync_account(find_account(name), resources, destination=DESTINATION, command=f"dagster {name}")
+    failed = run.exit_status in (1, 2)
+    return (
+        run.outcomes,
+        f"account {name}: {run.message or f'exit status {run.exit_status}'}" if failed else "",
+    )
 
 
 def _meta(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"status": row["status"], "message": row["message"], "requests": row["requests"]}
+
+
+# After the accounts' runs: updated since the last build, and none of them still running (see above)
+MODELS_AFTER_THE_ACCOUNTS = (
+    dg.AutomationCondition.any_deps_updated().since_last_handled()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("after the accounts' syncs")
 
 
 class RawTablesFromDlt(DagsterDbtTranslator):
@@ -95,6 +170,14 @@ class RawTablesFromDlt(DagsterDbtTranslator):
         if dbt_resource_props["resource_type"] == "source" and name in STREAMS:
             return dg.AssetKey(ASSET_PREFIX + name)
         return super().get_asset_key(dbt_resource_props)
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        return MODELS_GROUP
+
+    def get_automation_condition(
+        self, dbt_resource_props: Mapping[str, Any]
+    ) -> dg.AutomationCondition | None:
+        return MODELS_AFTER_THE_ACCOUNTS if ACCOUNTS else None
 
 
 def _manifest() -> Path:
@@ -109,20 +192,59 @@ def _manifest() -> Path:
     return DBT_PROJECT.manifest_path
 
 
-@dbt_assets(manifest=_manifest(), project=DBT_PROJECT, dagster_dbt_translator=RawTablesFromDlt())
+@dbt_assets(
+    manifest=_manifest(),
+    project=DBT_PROJECT,
+    dagster_dbt_translator=RawTablesFromDlt(),
+    pool=MODELS_GROUP,
+)
 def platform_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[Any]:
-    """`dbt build` on the pipeline's destination (the profile `platform-sync models` uses)."""
-    with run_lock(PIPELINE, "read", command="dagster platform_models"), tempfile.TemporaryDirectory() as work:
+    """`dbt build` on the pipeline's destination (the profile `platform-sync models` uses), over every
+    configured account's dataset."""
+    with _readers_of_every_account(), tempfile.TemporaryDirectory() as work:
         profiles_dir, env = dbt_environment(PIPELINE, Path(work))
         os.environ.update(env)  # the profile reads the database path and password from the environment
         yield from _dbt(profiles_dir).cli(["build"], context=context).stream()
 
 
-everything = dg.define_asset_job("platform_sync_and_models", selection="*")
+@contextlib.contextmanager
+def _readers_of_every_account() -> Iterator[None]:
+    """The run lock of each account's pipeline (or the only one's) as a reader: a sync of this machine
+    writing an account's tables makes the build fail at once instead of reading them half-loaded."""
+    pipelines = [account_pipeline(a, DESTINATION) for a in ACCOUNTS] if ACCOUNTS else [PIPELINE]
+    with contextlib.ExitStack() as stack:
+        for pipeline in pipelines:
+            stack.enter_context(run_lock(pipeline, "read", command="dagster platform_models"))
+        yield
+
+
+def _jobs_and_schedules() -> tuple[list[Any], list[dg.ScheduleDefinition]]:
+    if not ACCOUNTS:
+        everything = dg.define_asset_job("platform_sync_and_models", selection="*")
+        return [everything], [dg.ScheduleDefinition(job=everything, cron_schedule="17 * * * *")]
+    accounts_job = dg.define_asset_job(
+        "platform_sync_accounts",
+        selection=dg.AssetSelection.groups(RAW_GROUP),
+        partitions_def=ACCOUNT_PARTITIONS,
+    )
+    # not named platform_models: that is the dbt op's name, and a job may not share it
+    models_job = dg.define_asset_job("build_models", selection=dg.AssetSelection.groups(MODELS_GROUP))
+
+    @dg.schedule(job=accounts_job, cron_schedule="17 * * * *", name="platform_sync_accounts_hourly")
+    def every_account(context: dg.ScheduleEvaluationContext) -> Iterator[dg.RunRequest]:
+        """A run per account, every hour: Dagster's run queue (its concurrency limits) spreads them."""
+        tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else "now"
+        for account in ACCOUNTS:
+            yield dg.RunRequest(run_key=f"{account.name}:{tick}", partition_key=account.name)
+
+    return [accounts_job, models_job], [every_account]
+
+
+JOBS, SCHEDULES = _jobs_and_schedules()
 
 defs = dg.Definitions(
     assets=[platform_raw, platform_models],
-    jobs=[everything],
-    schedules=[dg.ScheduleDefinition(job=everything, cron_schedule="17 * * * *")],
+    jobs=JOBS,
+    schedules=SCHEDULES,
     resources={"dbt": _dbt()},
 )

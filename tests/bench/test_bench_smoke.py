@@ -64,6 +64,8 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
             "120",
             "--soak-days",
             "1",
+            "--accounts",
+            "0",  # tests/bench/test_bench_accounts.py runs that section alone
         ]
     )
     assert code == 0

@@ -37,6 +37,26 @@ print(json.dumps({{
 """
 
 
+MAPPING = """
+import json
+from airflow.dag_processing.dagbag import DagBag
+from airflow.sdk.definitions.mappedoperator import MappedOperator
+bag = DagBag(dag_folder={folder!r})
+dag = bag.dags["platform_sync_accounts"]
+mapped = dag.get_task("sync_account")
+print(json.dumps({{
+    "errors": bag.import_errors,
+    "tasks": {{t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}},
+    "mapped": {{t.task_id: isinstance(t, MappedOperator) for t in dag.tasks}},
+    "expanded_from": {{k: v.operator.task_id for k, v in mapped.op_kwargs_expand_input.value.items()}},
+    "mapped_over": sorted(t.task_id for t in mapped.iter_mapped_dependencies()),
+    "at_once": mapped.partial_kwargs.get("max_active_tis_per_dagrun"),
+    "models_trigger_rule": str(dag.get_task("models").trigger_rule.value),
+    "accounts": dag.get_task("accounts").python_callable(),
+}}))
+"""
+
+
 def overlay_python() -> Path:
     """The overlay's interpreter, building the overlay first if needed (one builder at a time)."""
     python = OVERLAY / "bin" / "python"
@@ -61,7 +81,7 @@ def overlay_python() -> Path:
     return python
 
 
-def dag_import(tmp_path, folder) -> dict[str, object]:
+def dag_import(tmp_path, folder, script: str = IMPORT) -> dict[str, object]:
     env = {
         "PATH": "/usr/bin:/bin",
         "AIRFLOW_HOME": str(tmp_path / "airflow"),
@@ -70,7 +90,7 @@ def dag_import(tmp_path, folder) -> dict[str, object]:
         "PYTHONPATH": str(PROJECT_ROOT),
     }
     result = subprocess.run(
-        [str(overlay_python()), "-c", IMPORT.format(folder=str(folder))],
+        [str(overlay_python()), "-c", script.format(folder=str(folder))],
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -98,3 +118,23 @@ def test_dag_import_reports_a_broken_dag(tmp_path):
     found = dag_import(tmp_path, folder)
     assert found["tasks"] is None
     assert "sideways" in str(found["errors"])
+
+
+def test_the_accounts_dag_maps_a_sync_task_per_configured_account(tmp_path):
+    # the configuration names two accounts: the list task reads them, the sync is mapped over that list
+    # (a task instance per account), and the models follow all of them once. Under Airflow dlt reads
+    # `.dlt/` from the DAGs folder (its task group sets DLT_PROJECT_DIR to it): AIRFLOW_HOME/dags here
+    settings = tmp_path / "airflow" / "dags" / ".dlt"
+    settings.mkdir(parents=True)
+    (settings / "config.toml").write_text(
+        "[accounts.acme]\nevent_ids = []\n\n[accounts.beta_store]\ncommunity_ids = [12]\n"
+    )
+    found = dag_import(tmp_path, PROJECT_ROOT / "schedules" / "airflow", MAPPING)
+    assert found["errors"] == {}
+    assert found["tasks"] == {"accounts": ["sync_account"], "sync_account": ["models"], "models": []}
+    assert found["mapped"] == {"accounts": False, "sync_account": True, "models": False}
+    assert found["expanded_from"] == {"account": "accounts"}  # the argument `account`, from its list
+    assert found["mapped_over"] == ["accounts"]
+    assert found["at_once"] == 3
+    assert found["models_trigger_rule"] == "all_done"
+    assert found["accounts"] == ["acme", "beta_store"]

@@ -1,8 +1,8 @@
 """The kept list of forgotten people: their keyed ids (pseudonyms of an email or a document), never a value.
 
-`platform-sync forget` appends to `_platform_forgotten` (through its own pipeline, `pipelines/commands/forget.py`);
-every later sync reads it once (`forgotten_from_destination`) and blanks a forgotten person wherever the
-platform sends them again (`scrub.Scrubber`).
+`platform-sync forget` appends to `_platform_forgotten` (through its own pipeline,
+`pipelines/commands/forget.py`); every later sync reads it once (`forgotten_from_destination`) and blanks
+a forgotten person wherever the platform sends them again (`scrub.Scrubber`).
 """
 
 from __future__ import annotations
