@@ -21,7 +21,7 @@ import httpx
 import pytest
 import yaml
 
-from sandbox import testing
+from sandbox import running
 from sources.platform_client.auth import exchange_code
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.clock import Clock, SystemClock
@@ -117,7 +117,7 @@ def _sandbox_to_record(sandbox_options: dict[str, Any]) -> Iterator[Any]:
     BASE_URL=... AUTH_URL=...`), started with the options recorded beside the cassette."""
     base_url = os.environ.get("PLATFORM_SYNC_RECORD_BASE_URL")
     if base_url:
-        handle = testing.SandboxHandle(
+        handle = running.SandboxHandle(
             base_url.rstrip("/"), os.environ["PLATFORM_SYNC_RECORD_AUTH_URL"].rstrip("/")
         )
         handle.set_faults(sandbox_options.get("faults"))
@@ -126,7 +126,7 @@ def _sandbox_to_record(sandbox_options: dict[str, Any]) -> Iterator[Any]:
         finally:
             handle.set_faults(None)
         return
-    with testing.running_sandbox(time_scale=TIME_SCALE, **sandbox_options) as sandbox:
+    with running.running_sandbox(time_scale=TIME_SCALE, **sandbox_options) as sandbox:
         yield sandbox
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sandbox import auth as sandbox_auth
-from sandbox import testing
+from sandbox import running
 from sources.platform_client.auth import exchange_code, store_token
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import (
@@ -29,7 +29,7 @@ TIME_SCALE = 60.0  # every rate-limit window is one second, on both sides
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[Any]:
-    with testing.running_sandbox(seed=1, scale=200, time_scale=TIME_SCALE) as handle:
+    with running.running_sandbox(seed=1, scale=200, time_scale=TIME_SCALE) as handle:
         yield handle
 
 
