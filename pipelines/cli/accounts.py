@@ -9,7 +9,6 @@ cause, prefixed with the account's name.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -17,10 +16,9 @@ from typing import TextIO
 from pipelines.accounts.run import DEFAULT_AT_ONCE, AccountRun, overall_exit_status, sync_accounts
 from pipelines.cli.output import is_json, print_json, say
 from pipelines.cli.summary import print_summary
+from pipelines.cli.sync_request import sync_request
 from pipelines.sync.accounts import Account, configured_accounts, find_account
-from pipelines.sync.messages import HoldResourceOutcomes
-from pipelines.sync.platform_pipeline import DATASET_NAME, check_resource_names
-from pipelines.sync.preflight import check_destination_name
+from pipelines.sync.platform_pipeline import DATASET_NAME
 from sources.platform_client.errors import ConfigurationError
 
 OUTCOMES = {0: "loaded", 1: "FAILED", 2: "NOT STARTED (configuration)", 3: "PARTIAL"}
@@ -75,14 +73,8 @@ def selected_accounts(options: argparse.Namespace) -> list[Account]:
 def run_accounts_sync(options: argparse.Namespace) -> int:
     """`platform-sync sync` for the accounts the options name."""
     accounts = selected_accounts(options)
-    resources = [r.strip() for r in options.resources.split(",") if r.strip()] if options.resources else None
-    source_options: dict[str, object] = {"start_date": options.start_date} if options.start_date else {}
-    if options.rescan:
-        source_options["rescan"] = True
-    if resources:
-        check_resource_names(resources)
-    check_destination_name(options.destination)
-    logging.getLogger("platform_sync.source").addFilter(HoldResourceOutcomes())
+    request = sync_request(options)
+    resources, source_options = request.resources, request.source_options
     runs = sync_accounts(
         accounts,
         resources,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib.metadata
-import logging
 import os
 import signal
 import sys
@@ -41,16 +40,16 @@ from pipelines.cli.interrupt import (
 )
 from pipelines.cli.output import configure_logging, is_json, print_json, say
 from pipelines.cli.summary import print_interrupted, print_summary
+from pipelines.cli.sync_request import sync_request
 from pipelines.commands.forget import add_forget_command
 from pipelines.commands.write_commands import add_write_commands
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
 from pipelines.sync.lock import LockHeld, run_lock
-from pipelines.sync.messages import HoldResourceOutcomes, invalid_value_message, step_failure
+from pipelines.sync.messages import invalid_value_message, step_failure
 from pipelines.sync.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
     PIPELINE_NAME,
-    check_resource_names,
     make_pipeline,
     sync,
 )
@@ -225,15 +224,8 @@ def _parser() -> argparse.ArgumentParser:
 def _run_sync(options: argparse.Namespace) -> int:
     if wants_accounts(options):
         return run_accounts_sync(options)
-    resources = [r.strip() for r in options.resources.split(",") if r.strip()] if options.resources else None
-    source_options: dict[str, object] = {"start_date": options.start_date} if options.start_date else {}
-    if options.rescan:
-        source_options["rescan"] = True
-    if resources:
-        check_resource_names(resources)
-    check_destination_name(options.destination)
-    # each resource that failed or was skipped is said once per cause when the run ends, not as it happens
-    logging.getLogger("platform_sync.source").addFilter(HoldResourceOutcomes())
+    request = sync_request(options)
+    resources, source_options = request.resources, request.source_options
     progress = progress_for(options.log_format, interval=options.progress_interval, quiet=options.no_progress)
     interruption = Interruption(on_signal=lambda signum: None)
     with stop_on_signals(interruption):
