@@ -21,8 +21,10 @@ from tests.e2e.test_cli import cli_env, run_cli, warehouse
 from tests.privacy.scan import sqlite_texts, warehouse_texts
 from tests.webhooks.conftest import envelope
 
-# Several syncs and dbt builds in one test: beyond the suite's 300 s on a loaded machine.
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("privacy_sandbox"), pytest.mark.timeout(1200)]
+# Several syncs and dbt builds in one test: beyond the suite's 300 s on a loaded machine. A group of its
+# own: it shares no fixture with test_sync_privacy.py, and the two in one group made one worker's longest
+# chain (about 7 minutes).
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("privacy_forget"), pytest.mark.timeout(1200)]
 
 SEED, SCALE = 3, 400
 KEY = "privacy-key-for-tests-7f3a9c0d"
