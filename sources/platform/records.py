@@ -4,7 +4,7 @@ silently, never letting a departed cursor value move a cursor."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
@@ -134,10 +134,19 @@ def set_aside_clashing_names(
         if isinstance(value, dict):
             found += set_aside_clashing_names(value, unlisted, f"{path}.", False, unknown)
         elif isinstance(value, list):
-            for element in value:
-                if isinstance(element, dict):  # a child row: its own `_dlt_` columns too
-                    found += set_aside_clashing_names(element, unlisted, f"{path}[].", True, unknown)
+            for element, element_path in _child_rows(value, f"{path}[]"):  # its own `_dlt_` columns too
+                found += set_aside_clashing_names(element, unlisted, f"{element_path}.", True, unknown)
     return found
+
+
+def _child_rows(items: list[Any], path: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """The objects of a list, and of the lists inside it at any depth (dlt makes a child table of each
+    level: `field`, `field__list`, ...), each with its path (`field[]`, `field[][]`, ...)."""
+    for element in items:
+        if isinstance(element, dict):
+            yield element, path
+        elif isinstance(element, list):
+            yield from _child_rows(element, f"{path}[]")
 
 
 def _plain(key: Any) -> bool:

@@ -93,6 +93,7 @@ _hostile = st.dictionaries(_keys, _values, min_size=1, max_size=4)
 @example(changes=[{"ID": "zz", "requested_at": 3, "_dlt_id": "x"}])  # loaded over the key, a column, dlt's id
 @example(changes=[{"note": "\ud83d"}, {"deep": _nested(254)}, {"n": 2**70}])
 @example(changes=[{"k" * 300: [{"a": 1}]}])  # a child table named past the file system's 255 bytes
+@example(changes=[{"x": [None, [None, {"__": 0.5, "": 1}]]}])  # names that make no column, a list down
 def test_every_record_of_a_hostile_page_is_a_row_or_quarantined_and_the_rows_load(
     changes: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
