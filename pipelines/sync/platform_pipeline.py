@@ -25,7 +25,14 @@ from pipelines.sync.memory import bound_writer_buffers, releasing_memory
 from pipelines.sync.parallelism import parallel_normalize
 from pipelines.sync.privacy_guard import check_privacy
 from pipelines.sync.progress import SyncProgress
-from pipelines.sync.working_folder import adopt_legacy_folder, pipelines_dir_for
+from pipelines.sync.working_folder import (
+    adopt_legacy_folder,
+    claim,
+    claimed_by,
+    folder_of_its_own,
+    pipelines_dir_for,
+    warehouse_place,
+)
 from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
 from sources.platform.freshness import table_freshness
@@ -99,6 +106,23 @@ def make_pipeline(
     }
     shared_file = f"{PIPELINE_NAME}.duckdb" if pipeline_name != PIPELINE_NAME else None
     target: Any = _bounded_duckdb(shared_file) if destination == "duckdb" else destination
+    pipeline = dlt.pipeline(
+        pipeline_name=pipeline_name, destination=target, dataset_name=dataset_name, **options
+    )
+    place = warehouse_place(pipeline)
+    owner = claimed_by(pipeline)
+    if place is None or owner is None or owner == place:
+        return pipeline
+    # the folder holds another warehouse's state: its cursors would skip this one's data
+    own = folder_of_its_own(pipeline, place)
+    logger.warning(
+        "the working folder %s holds the state of another warehouse (%s): this one (%s) uses %s",
+        pipeline.working_dir,
+        owner,
+        place,
+        own / pipeline_name,
+    )
+    options["pipelines_dir"] = str(own)
     return dlt.pipeline(pipeline_name=pipeline_name, destination=target, dataset_name=dataset_name, **options)
 
 
@@ -193,6 +217,7 @@ def sync(
         run_options["refresh"] = "drop_sources"
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     load_info = run_within_memory(pipeline, source, **run_options)
+    claim(pipeline, warehouse_place(pipeline))  # this folder's state is now this warehouse's
     deleted = mark_deletions(pipeline, report, deletion_time(report))
     total = time.monotonic() - started
     _note_forgotten_again(report)

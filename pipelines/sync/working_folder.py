@@ -11,6 +11,15 @@ warehouse (`duckdb`, dataset `platform_raw`) uses dlt's folder as it is; any oth
 beside it, `<pipelines_dir>/platform_sync-<destination>-<dataset>/platform_sync`
 (`dlt pipeline --pipelines-dir <that folder> platform_sync info`).
 
+One working folder is also one warehouse's *place*: two DuckDB files (or two servers) with the same
+destination and dataset would otherwise share the folder, and a sync into the second would continue the
+first one's cursors and miss everything before them. So the folder names its warehouse in a file dlt
+never writes (`platform_sync_warehouse.json`: destination, dataset, and where the data is: a DuckDB
+file's absolute path, a server's host, port and database, never a password), written after a sync's
+load; a warehouse that finds the folder named for another gets a folder of its own beside it,
+`<pipelines_dir>/platform_sync-<destination>-<dataset>-<8 hex digits of its place>`, and a line saying
+so. A folder that names no warehouse yet (new, or from a version before this) is the next sync's.
+
 Upgrading from a version that kept the working folder in `./.dlt/pipelines` of the folder it ran from:
 that folder is moved to the new place the first time a command runs there for the same destination and
 dataset, with a line saying so; it is never deleted, and a legacy folder that cannot be moved (the new
@@ -20,6 +29,8 @@ place is taken, another destination) is left where it is, with a warning naming 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import shutil
@@ -91,3 +102,58 @@ def _legacy_warehouse(pipeline_name: str, legacy: Path) -> tuple[str, str] | Non
     if attached.destination is None:
         return None
     return attached.destination.destination_name, attached.dataset_name
+
+
+WAREHOUSE_FILE = "platform_sync_warehouse.json"
+# The fields of dlt's credentials that say where the data is (never a password or a key).
+PLACE_FIELDS = ("database", "host", "port", "project_id", "location", "account", "warehouse", "bucket_url")
+
+
+def warehouse_place(pipeline: dlt.Pipeline) -> str | None:
+    """Where the pipeline loads, as one text (module docstring); None when the destination's
+    configuration cannot be resolved (the run says what is missing, on its own)."""
+    try:
+        credentials: Any = pipeline.destination_client().config.credentials
+    except Exception:
+        return None
+    place: dict[str, str] = {
+        "destination": pipeline.destination.destination_name if pipeline.destination else "",
+        "dataset": pipeline.dataset_name,
+    }
+    for name in PLACE_FIELDS:
+        value = getattr(credentials, name, None)
+        if value not in (None, ""):
+            place[name] = str(value)
+    database = place.get("database", "")
+    if place["destination"] == "duckdb" and database and database != ":memory:":
+        place["database"] = str(Path(database).resolve())
+    return json.dumps(place, sort_keys=True)
+
+
+def claimed_by(pipeline: dlt.Pipeline) -> str | None:
+    """The place of the warehouse the working folder belongs to; None when it names none yet."""
+    try:
+        return (Path(pipeline.working_dir) / WAREHOUSE_FILE).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def folder_of_its_own(pipeline: dlt.Pipeline, place: str) -> Path:
+    """The `pipelines_dir` of a warehouse that found the usual folder named for another."""
+    named = json.loads(place)
+    digest = hashlib.sha256(place.encode("utf-8")).hexdigest()[:8]
+    return Path(pipeline.pipelines_dir) / (
+        f"{pipeline.pipeline_name}-{named['destination']}-{named['dataset']}-{digest}"
+    )
+
+
+def claim(pipeline: dlt.Pipeline, place: str | None) -> None:
+    """Name the warehouse in the working folder (after a sync loaded into it)."""
+    if place is None or claimed_by(pipeline) == place:
+        return
+    target = Path(pipeline.working_dir) / WAREHOUSE_FILE
+    if not target.parent.is_dir():
+        return
+    scratch = target.with_suffix(".tmp")
+    scratch.write_text(place, encoding="utf-8")
+    scratch.replace(target)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -57,11 +58,14 @@ def chromium() -> Iterator[webdriver.Chrome]:
     profile = tempfile.mkdtemp(prefix="dashboard-chromium-")
     options.add_argument(f"--user-data-dir={profile}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     try:
-        yield driver
+        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        try:
+            yield driver
+        finally:
+            driver.quit()
     finally:
-        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)  # the profile is the test's own: none left in /tmp
 
 
 def open_page(driver: webdriver.Chrome, url: str, timeout: float = 60.0) -> None:

@@ -1,15 +1,25 @@
-"""The pipeline's working folder follows dlt's own settings, keeps one warehouse per folder, and an
-earlier version's `./.dlt/pipelines` folder is moved to it, never lost (issue 28)."""
+"""The pipeline's working folder follows dlt's own settings, keeps one warehouse per folder (a second
+DuckDB file of the same dataset included), and an earlier version's `./.dlt/pipelines` folder is moved
+to it, never lost (issue 28)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dlt
 import pytest
 
-from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
-from pipelines.sync.working_folder import pipelines_dir_for
+from pipelines.sync.platform_pipeline import (
+    DATASET_NAME,
+    DEFAULT_DESTINATION,
+    PIPELINE_NAME,
+    make_pipeline,
+    sync,
+)
+from pipelines.sync.working_folder import WAREHOUSE_FILE, pipelines_dir_for
+from sandbox.running import running_sandbox
+from tests.e2e.conftest import query, source_options
 
 
 @pytest.fixture
@@ -108,3 +118,51 @@ def test_an_earlier_working_folder_of_another_dataset_stays(tmp_path: Path, proj
         tmp_path / "dlt-data" / "pipelines" / "platform_sync-duckdb-other_raw" / PIPELINE_NAME
     )
     assert not legacy.exists()  # moved to the folder of its own dataset once asked for
+
+
+def _counts(pipeline: dlt.Pipeline) -> dict[str, int]:
+    return {
+        table: query(pipeline, f"select count(*) from {table}")[0][0]
+        for (table,) in query(
+            pipeline,
+            "select table_name from information_schema.tables where table_schema = 'platform_raw' "
+            "and table_name not like '!_%' escape '!'",
+        )
+    }
+
+
+def test_a_second_duckdb_file_of_the_same_dataset_never_continues_the_first_ones_state(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two DuckDB files, the same destination and dataset, one dlt data folder: the second file's sync is a
+    first sync (the same rows as the first file), in a working folder of its own; the first file keeps its
+    folder and continues its own state."""
+    first, second = project / "warehouse.duckdb", project / "second.duckdb"
+    with running_sandbox(seed=7, scale=40, time_scale=600.0) as sandbox:
+        options = source_options(sandbox, sandbox.token())
+        pipeline = make_pipeline()
+        assert sync(pipeline, source_options=options).report.failed == {}
+        home = Path(pipeline.working_dir)
+        assert json.loads((home / WAREHOUSE_FILE).read_text())["database"] == str(first)
+        first_counts = _counts(pipeline)
+        assert first_counts["sales"] > 0
+
+        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(second))
+        other = make_pipeline()
+        assert Path(other.working_dir) != home
+        assert Path(other.working_dir).parent.parent == home.parent  # beside it, in dlt's pipelines_dir
+        assert sync(other, source_options=options).report.failed == {}
+        assert _counts(other) == first_counts  # a first sync: everything, not the first file's increments
+        assert json.loads((Path(other.working_dir) / WAREHOUSE_FILE).read_text())["database"] == str(second)
+        assert Path(make_pipeline().working_dir) == Path(other.working_dir)  # and it stays its own
+
+        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(first))
+        again = make_pipeline()
+        assert Path(again.working_dir) == home
+        rerun = sync(again, source_options=options)
+        assert rerun.report.failed == {} and _counts(again) == first_counts
+        # an incremental run from the first file's own state: far fewer requests than a first sync
+        first_requests = sum(
+            sync(make_pipeline(), source_options=options, full_refresh=True).requests.values()
+        )
+        assert sum(rerun.requests.values()) < first_requests
