@@ -77,6 +77,12 @@ class SourceContext:
 
         return Cursor(state, key, clock, on_future, self.lookback())
 
+    def run_stamp(self) -> datetime:
+        """The run's one stamp (`runclock.RunClock.stamp`): ours, or the API's when the clocks disagree
+        beyond the tolerance; `snapshot_at` (ours) where the source has no run clock."""
+        clock = self.report.run_clock
+        return self.snapshot_at if clock is None else clock.stamp()
+
     def lookback(self) -> timedelta:
         return timedelta(minutes=self.settings.cursor_lookback_minutes)
 
