@@ -8,11 +8,10 @@ into one row per table for `_platform_freshness` and for the run's summary.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import dlt
 import pendulum
 
 from sources.platform.report import RunReport, SalesCycle
@@ -55,12 +54,12 @@ CYCLE_COLUMNS = (
 )
 
 
-def note_complete_read(resource: str, report: RunReport, run_started_at: datetime) -> None:
-    """Record that `resource` was read to its end in this run (not failed, skipped or not due);
-    `run_started_at`: the run's stamp."""
+def note_complete_read(resource: str, report: RunReport, note_stamp: Callable[[str, str], None]) -> None:
+    """Record that `resource` was read to its end in this run (not failed, skipped or not due), with the
+    run's stamp (`note_stamp`: `SourceContext.note_stamp`)."""
     if resource in report.failed or resource in report.skipped or resource in report.not_due:
         return
-    dlt.current.source_state().setdefault(LAST_READS_KEY, {})[resource] = run_started_at.isoformat()
+    note_stamp(LAST_READS_KEY, resource)
 
 
 def table_freshness(

@@ -77,7 +77,7 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     if keys is not None:
         ctx.report.scan_complete(stream.name, keys)
     last_scans[stream.name] = run_started_at.isoformat()
-    state.setdefault(SCAN_STAMPS_KEY, {})[stream.name] = ctx.run_stamp().isoformat()
+    ctx.note_stamp(SCAN_STAMPS_KEY, stream.name)
     costs[stream.name] = counting.requests
     interval = scan_interval(ctx.settings, stream, counting.requests)
     ctx.report.schedule_scan(stream.name, ScanSchedule(interval, run_started_at + interval))
