@@ -116,7 +116,9 @@ class SourceContext:
         # One for the run: a copy of this context (`rescan.py` counts a scan's requests through one)
         # shares the report's, and with it the lock over the state's counts.
         if self.report.retirements is None:
-            self.report.retirements = Retirements(self.settings.retire_after_not_found, self.snapshot_at)
+            self.report.retirements = Retirements(
+                self.settings.retire_after_not_found, self.snapshot_at, stamp=self.run_stamp
+            )
         self.retirements = self.report.retirements
 
     def offload(
