@@ -222,7 +222,8 @@ def sync(
     total = time.monotonic() - started
     _note_forgotten_again(report)
     source_state = pipeline.state.get("sources", {}).get(source.name, {})
-    checked_at = dt.datetime.now(dt.UTC)
+    # on the clock of the run's stamp (`runclock.RunClock.now`), as the run records it is read with
+    checked_at = report.run_clock.now() if report.run_clock is not None else dt.datetime.now(dt.UTC)
     return SyncResult(
         load_info=load_info,
         rows=_loaded_rows(pipeline),

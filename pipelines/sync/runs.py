@@ -1,8 +1,17 @@
 """The run-outcomes table `_platform_sync_runs` in the raw dataset: one row per resource per run.
 
-Columns: `run_started_at` (timestamp), `resource`, `status` (`loaded`, `not_due`, `skipped`, `failed`),
-`message` (the reason, or the rows loaded), `requests` (bigint: requests made with the resource's
-operation). Monitoring and the dashboard read it to see what each scheduled run did.
+Columns: `run_started_at` (timestamp: the run's one stamp, `runclock.RunClock.stamp`), `resource`,
+`status` (`loaded`, `not_due`, `skipped`, `failed`), `message` (the reason, or the rows loaded),
+`requests` (bigint: requests made with the resource's operation), `our_started_at` (timestamp: the start
+of the run by our clock) and `clock_skew_seconds` (double: the API's clock minus ours at its first answer;
+null when no answer told it). Monitoring and the dashboard read it to see what each scheduled run did;
+the latest run is the one with the greatest `run_started_at`.
+
+`run_started_at` is on the same clock as `_platform_freshness`'s times and the community snapshots: ours,
+unless the API's clock (its `Date` header) differs from ours by more than `clock_tolerance_seconds`, in
+which case the API's. A run made while our clock was a year ahead is stamped with the API's time, so it
+never wins "latest run" once our clock is fixed; `our_started_at` and `clock_skew_seconds` keep the
+disagreement with the data.
 
 It is loaded after the sync by a small pipeline of its own (`platform_sync_runs`, same destination and
 dataset, its own schema): the sync pipeline's trace (`dlt pipeline platform_sync trace`) stays the
@@ -37,6 +46,9 @@ RUNS_COLUMNS: dict[str, Any] = {
     "status": {"data_type": "text", "nullable": False},
     "message": {"data_type": "text", "nullable": True},
     "requests": {"data_type": "bigint", "nullable": False},
+    # null in rows written before these columns existed
+    "our_started_at": {"data_type": "timestamp", "timezone": True, "nullable": True},
+    "clock_skew_seconds": {"data_type": "double", "nullable": True},
 }
 
 
@@ -45,19 +57,27 @@ def outcome_rows(
 ) -> list[dict[str, Any]]:
     """One row per resource the run was asked for (all by default), in the order of `STREAMS`.
 
-    `run_started_at` stays on our clock, as the freshness table's times it is compared with: when the
-    API's clock disagrees, the summary says so (`runclock.RunClock.skew_line`)."""
+    `started_at`: the start of the run by our clock, as the caller took it; the rows are stamped with the
+    run's clock (`RunClock.stamp`, module docstring) when the source made one, else with `started_at`
+    (a run that failed before its source existed)."""
     requests = result.requests
+    stamp, ours, skew = started_at, started_at, None
+    clock = result.report.run_clock
+    if clock is not None:
+        stamp, skew = clock.stamp(), clock.skew_seconds()
+        ours = dt.datetime.fromtimestamp(clock.started_at.timestamp(), dt.UTC)
     rows: list[dict[str, Any]] = []
     for name in resources or list(STREAMS):
         status, message = _status(result, name)
         rows.append(
             {
-                "run_started_at": started_at,
+                "run_started_at": stamp,
                 "resource": name,
                 "status": status,
                 "message": message,
                 "requests": int(requests.get(STREAMS[name].operation, 0)),
+                "our_started_at": ours,
+                "clock_skew_seconds": skew,
             }
         )
     return rows
@@ -120,5 +140,5 @@ def record_run(
 
 
 def run_started_at() -> dt.datetime:
-    """Now, in UTC, to the microsecond: the `run_started_at` of every row of one run."""
+    """Now by our clock, in UTC, to the microsecond: the start of a run, before its source exists."""
     return dt.datetime.now(dt.UTC)

@@ -247,7 +247,7 @@ def _resource(ctx: SourceContext, stream: Stream, scrubber: Scrubber) -> DltReso
         scrubber.note_settings()  # the privacy settings, recorded with the data they were loaded under
         try:
             yield from ctx.pack(stream, guarded(ctx, stream, scan))
-            note_complete_read(stream.name, ctx.report, ctx.snapshot_at)
+            note_complete_read(stream.name, ctx.report, ctx.note_stamp)
         finally:
             ctx.finished(stream.name)
         # What this resource's records departed from the spec in, in the same load package as the rows.

@@ -8,19 +8,19 @@ into one row per table for `_platform_freshness` and for the run's summary.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import dlt
 import pendulum
 
 from sources.platform.report import RunReport, SalesCycle
-from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY, stamped_time
+from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY, SCAN_STAMPS_KEY, stamped_time
 from sources.platform.resources import STREAMS
 from sources.platform.resources.store_sale_ids import pending_sale_ids
 
-# Source state key: resource name -> ISO time of the start of the last run that read it to its end.
+# Source state key: resource name -> ISO time of the start of the last run that read it to its end, as the
+# run's stamp (`runclock.RunClock.stamp`: on the clock of the run records; read for display only).
 LAST_READS_KEY = "last_read_at"
 
 FRESHNESS_TABLE = "_platform_freshness"
@@ -54,11 +54,12 @@ CYCLE_COLUMNS = (
 )
 
 
-def note_complete_read(resource: str, report: RunReport, run_started_at: datetime) -> None:
-    """Record that `resource` was read to its end in this run (not failed, skipped or not due)."""
+def note_complete_read(resource: str, report: RunReport, note_stamp: Callable[[str, str], None]) -> None:
+    """Record that `resource` was read to its end in this run (not failed, skipped or not due), with the
+    run's stamp (`note_stamp`: `SourceContext.note_stamp`)."""
     if resource in report.failed or resource in report.skipped or resource in report.not_due:
         return
-    dlt.current.source_state().setdefault(LAST_READS_KEY, {})[resource] = run_started_at.isoformat()
+    note_stamp(LAST_READS_KEY, resource)
 
 
 def table_freshness(
@@ -70,9 +71,13 @@ def table_freshness(
 ) -> list[dict[str, Any]]:
     """One row per resource of `resources` from the source's committed state (`pipeline.state`'s
     `sources.platform`) and the run's report; `verification`: the rows of `sales` and their oldest
-    `verified_at`, as the destination holds them after the run."""
+    `verified_at`, as the destination holds them after the run; `checked_at`: now on the run's clock.
+
+    The times are the stamps of the runs that read or scanned (`runclock.RunClock.stamp`), on the clock
+    of `_platform_sync_runs.run_started_at`; a scan recorded before the stamps were kept shows its time
+    by our clock (`LAST_SCANS_KEY`), which schedules the scans."""
     reads = source_state.get(LAST_READS_KEY, {})
-    scans = source_state.get(LAST_SCANS_KEY, {})
+    scans = {**source_state.get(LAST_SCANS_KEY, {}), **source_state.get(SCAN_STAMPS_KEY, {})}
     costs = source_state.get(SCAN_COSTS_KEY, {})
     rows = []
     for name in resources:
@@ -95,8 +100,9 @@ def table_freshness(
             row["refresh"] = _refresh(schedule.interval.total_seconds() if schedule else None)
             row["last_full_scan_at"] = stamped_time(scans, name)
             row["last_scan_requests"] = costs.get(name)
-            if schedule is not None and schedule.interval:
-                row["next_full_scan_after"] = schedule.next_after
+            if schedule is not None and schedule.interval and row["last_full_scan_at"] is not None:
+                # on the clock of `last_full_scan_at`; the schedule itself runs on ours (`rescan.py`)
+                row["next_full_scan_after"] = row["last_full_scan_at"] + schedule.interval
         if name == "sales":
             known = verification[0] if verification is not None else 0
             row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report, known))

@@ -39,6 +39,10 @@ from sources.platform_client.paging import Page
 # and the number of requests that scan made.
 LAST_SCANS_KEY = "last_full_scan_at"
 SCAN_COSTS_KEY = "last_full_scan_requests"
+# The same scans' run stamps (`runclock.RunClock.stamp`), for `_platform_freshness` only: the schedule
+# compares `LAST_SCANS_KEY` with the next run's start by the same clock, ours, so a scan stamped by the
+# API's clock months behind ours is not taken as months old.
+SCAN_STAMPS_KEY = "last_full_scan_stamp"
 
 
 def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
@@ -73,6 +77,7 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     if keys is not None:
         ctx.report.scan_complete(stream.name, keys)
     last_scans[stream.name] = run_started_at.isoformat()
+    ctx.note_stamp(SCAN_STAMPS_KEY, stream.name)
     costs[stream.name] = counting.requests
     interval = scan_interval(ctx.settings, stream, counting.requests)
     ctx.report.schedule_scan(stream.name, ScanSchedule(interval, run_started_at + interval))

@@ -12,7 +12,7 @@ drops the state and with it every retirement.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -42,6 +42,9 @@ class Retirements:
 
     after: int  # runs with a 404 that retire an id (`retire_after_not_found`)
     run_at: datetime  # this run's start: a run counts once per id
+    # The run's stamp (`runclock.RunClock.stamp`), which then stands for `run_at`: read at the first 404,
+    # once the API's clock is known, so that the table's times are on the clock of the run records.
+    stamp: Callable[[], datetime] | None = None
     retired_now: list[tuple[str, str]] = field(default_factory=list)  # (kind, id) retired by this run
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -51,7 +54,7 @@ class Retirements:
 
     def not_found(self, kind: Kind, item: Any, reason: str) -> bool:
         """Count this run's 404 for `item`; True when it retires the id now."""
-        key, run = str(item), self.run_at.isoformat()
+        key, run = str(item), (self.run_at if self.stamp is None else self.stamp()).isoformat()
         with self._lock:
             counts = _state(NOT_FOUND_KEY).setdefault(kind, {})
             count, first, last = counts.get(key) or [0, run, ""]

@@ -6,7 +6,10 @@ Three questions are answered here once for the whole source:
 - whether a record's time is in the future (`is_future`): later than the API's latest answer plus the
   tolerance; such a record loads, is reported, and never moves a cursor;
 - which time stamps what the run writes (`stamp`): ours, unless the API's differs by more than the
-  tolerance, in which case the API's (its records are stamped by its clock; ours may be wrong).
+  tolerance, in which case the API's (its records are stamped by its clock; ours may be wrong). One
+  value for the whole run: the community snapshots, the run records (`_platform_sync_runs`), the
+  freshness table's read times and the companion tables' `checked_at` (`now`) are all on that clock, so
+  a run made while our clock was a year ahead never wins "latest run" once our clock is fixed.
 """
 
 from __future__ import annotations
@@ -71,6 +74,20 @@ class RunClock:
                     self._stamp.append(datetime.fromtimestamp(self.started_at.timestamp(), UTC))
             return self._stamp[0]
 
+    def skew_seconds(self) -> float | None:
+        """`skew` in seconds (the API's clock minus ours), None until an answer told it."""
+        skew = self.skew()
+        return None if skew is None else skew.total_seconds()
+
+    def now(self) -> datetime:
+        """Now on the clock the run's stamp is on: the stamp plus the time our clock measured since it was
+        fixed (so `now() >= stamp()` within a run, on either clock)."""
+        stamp = self.stamp()
+        first = self.server.first
+        if first is not None and self.disagrees():
+            return first.server + (datetime.now(UTC) - first.ours)
+        return max(stamp, datetime.now(UTC))
+
     def skew_line(self) -> str | None:
         """The summary's line about the two clocks, when they disagree beyond the tolerance."""
         skew = self.skew()
@@ -79,8 +96,8 @@ class RunClock:
         side = "ahead of" if skew > timedelta(0) else "behind"
         return (
             f"clock: the API's clock is {_span(abs(skew))} {side} ours (tolerance "
-            f"{int(self.tolerance.total_seconds())} s); the community snapshots are stamped with the "
-            "API's time"
+            f"{int(self.tolerance.total_seconds())} s); the run's records, freshness and community "
+            "snapshots are stamped with the API's time"
         )
 
 

@@ -65,6 +65,8 @@ class SourceContext:
     _pending_sales: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _known_sales: set[str] | None = None  # the destination's sale ids, read when first needed
+    # (source state key, resource) waiting for the run's stamp to be known (`note_stamp`).
+    _stamp_notes: list[tuple[str, str]] = field(default_factory=list)
 
     def cursor(self, state: MutableMapping[str, Any], key: str, stream: Stream, path: str) -> Cursor:
         """An incremental cursor bounded by the run's clocks (`cursor.py`); a record whose `path` (API
@@ -77,6 +79,32 @@ class SourceContext:
 
         return Cursor(state, key, clock, on_future, self.lookback())
 
+    def run_stamp(self) -> datetime:
+        """The run's one stamp (`runclock.RunClock.stamp`): ours, or the API's when the clocks disagree
+        beyond the tolerance; `snapshot_at` (ours) where the source has no run clock."""
+        clock = self.report.run_clock
+        return self.snapshot_at if clock is None else clock.stamp()
+
+    def note_stamp(self, key: str, resource: str) -> None:
+        """Write the run's stamp for `resource` into the source state's table `key`, once the stamp can be
+        told: after the run's first answer (a resource that finished before any, having asked nothing,
+        waits for it or for the last selected resource to finish, `finished`), so that a resource done
+        early never fixes the run's stamp to our clock while the API's disagrees."""
+        with self._lock:
+            self._stamp_notes.append((key, resource))
+        clock = self.report.run_clock
+        if clock is None or clock.server.first is not None or selected_resources() is None:
+            self._write_stamps()
+
+    def _write_stamps(self) -> None:
+        with self._lock:
+            notes = list(self._stamp_notes)
+            self._stamp_notes.clear()
+        if notes:
+            stamp, state = self.run_stamp().isoformat(), dlt.current.source_state()
+            for key, resource in notes:
+                state.setdefault(key, {})[resource] = stamp
+
     def lookback(self) -> timedelta:
         return timedelta(minutes=self.settings.cursor_lookback_minutes)
 
@@ -88,7 +116,9 @@ class SourceContext:
         # One for the run: a copy of this context (`rescan.py` counts a scan's requests through one)
         # shares the report's, and with it the lock over the state's counts.
         if self.report.retirements is None:
-            self.report.retirements = Retirements(self.settings.retire_after_not_found, self.snapshot_at)
+            self.report.retirements = Retirements(
+                self.settings.retire_after_not_found, self.snapshot_at, stamp=self.run_stamp
+            )
         self.retirements = self.report.retirements
 
     def offload(
@@ -117,15 +147,16 @@ class SourceContext:
 
     def finished(self, resource: str) -> None:
         """Note that a resource's reader is done; once all selected ones are, the helpers stop (they would
-        only hold memory through normalize and load)."""
-        if self.decoder is None:
-            return
+        only hold memory through normalize and load); the last one writes the stamps still waiting
+        (`note_stamp`: no answer in the whole run, the stamp is ours)."""
         selected = selected_resources()
         with self._lock:
             self._finished.add(resource)
             done = selected is not None and selected <= self._finished
         if done:
-            self.decoder.close()
+            self._write_stamps()
+            if self.decoder is not None:
+                self.decoder.close()
 
     def missing_scopes(self, stream: Stream) -> list[str]:
         granted = self.settings.granted_scopes
