@@ -19,6 +19,7 @@ import dlt
 from pipelines.sync.companion import companion_pipeline
 from pipelines.sync.lock import run_lock
 from pipelines.sync.platform_pipeline import make_pipeline
+from pipelines.sync.privacy_rewrite import check_companions, note_written, source_fallback
 from pipelines.webhooks.store import DeliveryStore
 from sources.platform.privacy import Scrubber, configured_privacy
 from sources.platform.privacy.forgotten import forgotten_from_destination
@@ -52,14 +53,22 @@ class LoadResult:
 
 def load_deliveries(store_path: str | Path, destination: str, dataset: str) -> LoadResult:
     """Load every stored delivery not loaded yet (merged on the delivery id) and mark it loaded."""
-    pipeline = companion_pipeline(WEBHOOK_PIPELINE, make_pipeline(destination, dataset))
+    sync_pipeline = make_pipeline(destination, dataset)
+    pipeline = companion_pipeline(WEBHOOK_PIPELINE, sync_pipeline)
     store = DeliveryStore(store_path)
     try:
         with run_lock(pipeline, "write", command="platform-sync webhooks load"):
             pending = store.unloaded()
             if not pending:
                 return LoadResult(0, None)
-            scrubber = Scrubber(configured_privacy(), forgotten_from_destination)
+            settings = configured_privacy()
+
+            def fallback() -> dict[str, Any]:
+                return source_fallback(sync_pipeline)
+
+            # never deliveries under other settings than those the table holds (`privacy_rewrite.py`)
+            check_companions(pipeline, settings, fallback, [WEBHOOK_TABLE], "no delivery was loaded")
+            scrubber = Scrubber(settings, forgotten_from_destination)
             rows = [delivery.row() for delivery in pending]
             if scrubber.changes_anything():  # personal values as the sync treats them (`privacy/`)
                 for row in rows:
@@ -74,6 +83,7 @@ def load_deliveries(store_path: str | Path, destination: str, dataset: str) -> L
             info = pipeline.run(resource)
             info.raise_on_failed_jobs()
             load_id = info.loads_ids[-1]
+            note_written(pipeline, WEBHOOK_TABLE, settings, fallback)
             # Marked only after the load committed: a crash in between loads these rows again (merged).
             store.mark_loaded([delivery.id for delivery in pending], load_id)
             if scrubber.changes_anything():  # the store keeps raw values only until they are loaded
