@@ -176,6 +176,24 @@ def note_written(pipeline: dlt.Pipeline, table: str, settings: PrivacySettings, 
             _write_record(client, dataset, table, current)
 
 
+def companion_record(pipeline: dlt.Pipeline, table: str) -> dict[str, Any] | None:
+    """The table's record (`modes`, `key_id`, `recorded_at`), None where it has none."""
+    with pipeline.sql_client() as client:
+        if not client.has_dataset():
+            return None
+        dataset = pipeline.dataset_name
+        if RECORD_TABLE not in _tables(client, dataset):
+            return None
+        rows = client.execute_sql(
+            f"select modes, key_id, cast(recorded_at as varchar) from {_qualified(dataset, RECORD_TABLE)} "
+            f"where table_name = {_literal(table)}"
+        )
+    if not rows:
+        return None
+    modes, key_id, recorded_at = rows[0]
+    return {"modes": json.loads(modes), "key_id": key_id, "recorded_at": recorded_at}
+
+
 def source_fallback(sync_pipeline: dlt.Pipeline) -> dict[str, Any]:
     """The settings recorded with the source's data (its state; restored from the destination when the
     working folder has none)."""

@@ -23,7 +23,7 @@ from sandbox.world.webhooks import world_moves
 from sources.platform.privacy import parse_privacy
 from tests.e2e.conftest import source_options
 from tests.e2e.test_cli import cli_env, run_cli
-from tests.privacy.scan import Truth, leaks, warehouse_texts
+from tests.privacy.scan import Truth, leaks, sqlite_texts, warehouse_texts
 from tests.webhooks.conftest import SECRET, envelope, free_port, running_receiver
 from tests.write.conftest import person, write_csv
 
@@ -108,6 +108,7 @@ def test_turning_hashing_on_rewrites_the_companion_tables_in_place(tmp_path: Pat
         before = leaks(truth, warehouse_texts(tmp_path / "warehouse.duckdb"))
         for where in ("platform_raw.webhook_events.data", "platform_raw.attendee_imports.email"):
             assert where in before
+        assert leaks(truth, sqlite_texts(store))  # the store holds them too, as loaded
 
         # hashing on: neither the webhook loader nor the sync adds pseudonyms beside the raw values
         late = DeliveryStore(store)
@@ -126,6 +127,7 @@ def test_turning_hashing_on_rewrites_the_companion_tables_in_place(tmp_path: Pat
         assert (done := run_cli(load, cli_env(tmp_path, on), tmp_path)).returncode == 0, done.stderr
 
     assert leaks(truth, warehouse_texts(tmp_path / "warehouse.duckdb")) == {}
+    assert leaks(truth, sqlite_texts(store)) == {}  # the store's loaded bodies follow the warehouse's
     # nothing lost: the same rows, every column but the personal ones as it was, the same money
     assert (
         _rows(
