@@ -213,3 +213,31 @@ def test_pseudonyms_are_not_turned_back_a_full_refresh_with_hashing_off_stops(tm
         assert "another-key-for-tests" not in refused.stderr
         assert _rows(tmp_path, WEBHOOK_DATA) == hashed
         assert _rows(tmp_path, "select count(*) from platform_raw._dlt_loads") == loads
+
+
+def test_an_attendee_import_under_other_settings_stops_before_any_request(tmp_path: Path) -> None:
+    with running_sandbox(seed=2, scale=50, time_scale=600.0) as sandbox:
+        token = sandbox.token()
+        event = sandbox.catalog()["events"][0]
+        args = ["attendees", "import", "", "--event", event["id"], "--ticket", event["ticket_ids"][0]]
+        args[2] = str(write_csv(tmp_path / "first.csv", [person(0)]))
+        done = run_cli(args, cli_env(tmp_path, source_options(sandbox, token)), tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        results = _rows(tmp_path, "select line, name, email, outcome from platform_raw.attendee_imports")
+        before = sandbox.stats()["operations"]
+
+        args[2] = str(write_csv(tmp_path / "second.csv", [person(1)]))
+        on = source_options(sandbox, token, privacy={"emails": "hash"}, privacy_key=KEY)
+        refused = run_cli(args, cli_env(tmp_path, on), tmp_path)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stderr.strip().splitlines()[-1] == (
+            "configuration error: the privacy settings changed (emails keep -> hash) but "
+            "platform_raw.attendee_imports holds values written under the earlier ones, and the two would "
+            "mix: no attendee was sent. Run `platform-sync sync --full-refresh` (it rewrites "
+            "attendee_imports in place under the new settings), or put the earlier settings back "
+            "(docs/contracts.md, section 7)"
+        )
+        assert sandbox.stats()["operations"] == before
+        assert (
+            _rows(tmp_path, "select line, name, email, outcome from platform_raw.attendee_imports") == results
+        )
