@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from pipelines.sync.privacy_rewrite import rewriting
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from pipelines.sync import privacy_rewrite
+from pipelines.sync.platform_pipeline import make_pipeline
+from pipelines.sync.privacy_rewrite import rewrite_companions, rewriting
+from pipelines.webhooks.loader import load_deliveries
+from pipelines.webhooks.store import DeliveryStore, parse_delivery
 from sources.platform.privacy import OFF, parse_privacy
+from tests.webhooks.conftest import envelope
 
 KEY = "privacy-key-for-tests-7f3a9c0d"
 
@@ -38,3 +50,51 @@ def test_a_pseudonym_cannot_be_turned_back_nor_into_another_keys() -> None:
     rewrite, impossible = rewriting(hashed.record(), rotated)
     assert impossible == ["emails under another key"]
     assert rewrite.mode("documents") == "block"
+
+
+def test_a_table_is_rewritten_whole_or_not_at_all_and_only_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(tmp_path / "warehouse.duckdb"))
+    store = DeliveryStore(tmp_path / "webhooks.sqlite")
+    store.add(parse_delivery(envelope("w-1", email="Ana@Example.com", name="Ana Lima", invoiceId="7")))
+    store.add(parse_delivery(envelope("w-2", "course.comment_created", learnerEmail="bruno@example.com")))
+    store.close()
+    assert load_deliveries(tmp_path / "webhooks.sqlite", "duckdb", "platform_raw").loaded == 2
+    raw = _data(tmp_path)
+    settings = parse_privacy({"emails": "hash"}, KEY)
+    pipeline = make_pipeline("duckdb", "platform_raw")
+
+    def fails(*args: Any) -> None:
+        raise RuntimeError("the disk is full")
+
+    with monkeypatch.context() as patch:  # the record is written last, in the same transaction
+        patch.setattr(privacy_rewrite, "_write_record", fails)
+        with pytest.raises(RuntimeError):
+            rewrite_companions(pipeline, settings, OFF.record)
+    assert _data(tmp_path) == raw
+
+    assert rewrite_companions(pipeline, settings, OFF.record) == {
+        "platform_raw.webhook_events": 2,
+        "platform_raw_staging.webhook_events": 2,
+    }
+    hashed = {
+        "w-1": {
+            "email": settings.pseudonym("emails", "ana@example.com"),
+            "name": "Ana Lima",
+            "invoiceId": "7",
+        },
+        "w-2": {"learnerEmail": settings.pseudonym("emails", "bruno@example.com")},
+    }
+    assert _data(tmp_path) == hashed
+    assert rewrite_companions(pipeline, settings, OFF.record) == {}  # recorded: never hashed twice
+    assert _data(tmp_path) == hashed
+
+
+def _data(folder: Path) -> dict[str, Any]:
+    with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as connection:
+        rows = connection.execute(
+            "select id, cast(data as varchar) from platform_raw.webhook_events"
+        ).fetchall()
+    return {key: json.loads(text) for key, text in rows}
