@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import duckdb
+import dlt
 import pytest
 
 from pipelines.sync import privacy_rewrite
@@ -15,6 +15,7 @@ from pipelines.sync.privacy_rewrite import rewrite_companions, rewriting
 from pipelines.webhooks.loader import load_deliveries
 from pipelines.webhooks.store import DeliveryStore, parse_delivery
 from sources.platform.privacy import OFF, parse_privacy
+from tests.postgres.server import running_postgres
 from tests.webhooks.conftest import envelope
 
 KEY = "privacy-key-for-tests-7f3a9c0d"
@@ -57,14 +58,26 @@ def test_a_table_is_rewritten_whole_or_not_at_all_and_only_once(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(tmp_path / "warehouse.duckdb"))
+    rewritten_whole_once(tmp_path, monkeypatch, "duckdb")
+
+
+def test_on_postgres_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with running_postgres() as server:
+        server.create_database("privacy_rewrite")
+        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", server.credentials("privacy_rewrite"))
+        rewritten_whole_once(tmp_path, monkeypatch, "postgres")
+
+
+def rewritten_whole_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, destination: str) -> None:
     store = DeliveryStore(tmp_path / "webhooks.sqlite")
     store.add(parse_delivery(envelope("w-1", email="Ana@Example.com", name="Ana Lima", invoiceId="7")))
     store.add(parse_delivery(envelope("w-2", "course.comment_created", learnerEmail="bruno@example.com")))
     store.close()
-    assert load_deliveries(tmp_path / "webhooks.sqlite", "duckdb", "platform_raw").loaded == 2
-    raw = _data(tmp_path)
+    assert load_deliveries(tmp_path / "webhooks.sqlite", destination, "platform_raw").loaded == 2
     settings = parse_privacy({"emails": "hash"}, KEY)
-    pipeline = make_pipeline("duckdb", "platform_raw")
+    pipeline = make_pipeline(destination, "platform_raw")
+    raw = _data(pipeline)
 
     def fails(*args: Any) -> None:
         raise RuntimeError("the disk is full")
@@ -73,7 +86,7 @@ def test_a_table_is_rewritten_whole_or_not_at_all_and_only_once(
         patch.setattr(privacy_rewrite, "_write_record", fails)
         with pytest.raises(RuntimeError):
             rewrite_companions(pipeline, settings, OFF.record)
-    assert _data(tmp_path) == raw
+    assert _data(pipeline) == raw
 
     assert rewrite_companions(pipeline, settings, OFF.record) == {
         "platform_raw.webhook_events": 2,
@@ -87,14 +100,12 @@ def test_a_table_is_rewritten_whole_or_not_at_all_and_only_once(
         },
         "w-2": {"learnerEmail": settings.pseudonym("emails", "bruno@example.com")},
     }
-    assert _data(tmp_path) == hashed
+    assert _data(pipeline) == hashed
     assert rewrite_companions(pipeline, settings, OFF.record) == {}  # recorded: never hashed twice
-    assert _data(tmp_path) == hashed
+    assert _data(pipeline) == hashed
 
 
-def _data(folder: Path) -> dict[str, Any]:
-    with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as connection:
-        rows = connection.execute(
-            "select id, cast(data as varchar) from platform_raw.webhook_events"
-        ).fetchall()
-    return {key: json.loads(text) for key, text in rows}
+def _data(pipeline: dlt.Pipeline) -> dict[str, Any]:
+    with pipeline.sql_client() as client:
+        rows = client.execute_sql("select id, cast(data as varchar) from platform_raw.webhook_events")
+    return {key: json.loads(text) for key, text in rows or []}
