@@ -24,7 +24,7 @@ import re
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +36,7 @@ from pipelines.commands.attendee_rows import Row, mark_duplicates
 from pipelines.sync.companion import companion_pipeline
 from pipelines.sync.lock import hold, run_lock
 from pipelines.sync.platform_pipeline import make_pipeline
+from pipelines.sync.privacy_rewrite import check_companions, note_written, source_fallback
 from sources.platform.privacy import Scrubber, configured_privacy
 from sources.platform.privacy.forgotten import forgotten_from_destination
 from sources.platform_client.client import PlatformClient
@@ -251,16 +252,37 @@ def load_results(rows: list[Row], event_id: str, ticket_id: str, destination: st
         }
         for row in rows
     ]
-    pipeline = companion_pipeline(IMPORT_PIPELINE, make_pipeline(destination, dataset))
-    scrubber = Scrubber(configured_privacy(), forgotten_from_destination)
+    sync_pipeline = make_pipeline(destination, dataset)
+    pipeline = companion_pipeline(IMPORT_PIPELINE, sync_pipeline)
+    settings = configured_privacy()
+    fallback = _source_record(sync_pipeline)
+    scrubber = Scrubber(settings, forgotten_from_destination)
     if scrubber.changes_anything():  # the name and email as the sync treats them (`privacy/`)
         records = [scrubber.json(record) for record in records]
+
     with run_lock(pipeline, "write", command="platform-sync attendees import"):
+        # never results under other settings than those the table holds (`privacy_rewrite.py`)
+        check_companions(pipeline, settings, fallback, [IMPORT_TABLE], "no result was loaded")
         resource = dlt.resource(
             records, name=IMPORT_TABLE, primary_key=("import_id", "line"), write_disposition="merge"
         )
         pipeline.run(resource).raise_on_failed_jobs()
+        note_written(pipeline, IMPORT_TABLE, settings, fallback)
     return import_id
+
+
+def _source_record(sync_pipeline: dlt.Pipeline) -> Callable[[], dict[str, Any]]:
+    return lambda: source_fallback(sync_pipeline)
+
+
+def check_results_privacy(destination: str, dataset: str) -> None:
+    """Before any request: the results could be loaded under the privacy settings (exit status 2 if
+    `attendee_imports` holds values written under others: `sync --full-refresh` rewrites them)."""
+    sync_pipeline = make_pipeline(destination, dataset)
+    pipeline = companion_pipeline(IMPORT_PIPELINE, sync_pipeline)
+    check_companions(
+        pipeline, configured_privacy(), _source_record(sync_pipeline), [IMPORT_TABLE], "no attendee was sent"
+    )
 
 
 def journal_path(event_id: str, ticket_id: str) -> Path:
@@ -288,6 +310,8 @@ def run_import(
     valid = [row for row in rows if row.outcome != "invalid"]
     print(f"{len(rows)} rows: {len(valid)} valid, {len(rows) - len(valid)} invalid", file=sys.stderr)
     stopped = None
+    if not dry_run:
+        check_results_privacy(destination, dataset)
     with (
         client_from_config() as client,
         hold(

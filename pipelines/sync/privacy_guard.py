@@ -5,11 +5,13 @@ The source records its privacy settings (each group's mode, the key's id) in its
 with the data (`sources/platform/privacy/scrub.py`); no record means everything was kept as sent. A
 sync whose settings differ from the record, into a dataset that holds data, stops before any request
 with one line saying what to do (exit status 2): `--full-refresh` loads everything again under the new
-settings. A key rotation is such a change: every pseudonym changes with the key.
+settings, and rewrites the tables written beside the source's in place (`privacy_rewrite.py`). A key
+rotation is such a change: every pseudonym changes with the key.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import dlt
@@ -19,6 +21,7 @@ from sources.platform.privacy.scrub import STATE_KEY
 from sources.platform_client.errors import ConfigurationError
 
 SOURCE_NAME = "platform"
+logger = logging.getLogger("platform_sync.privacy")
 
 
 class PrivacySettingsChanged(ConfigurationError):
@@ -33,13 +36,20 @@ def recorded_settings(pipeline: dlt.Pipeline) -> dict[str, Any]:
 
 def check_privacy(pipeline: dlt.Pipeline, settings: PrivacySettings, full_refresh: bool = False) -> None:
     """Refuse a sync that would mix values written under other settings with this run's."""
-    if full_refresh:
-        return
-    if settings.active and not pipeline.default_schema_name:
+    from pipelines.sync.privacy_rewrite import check_companions, rewrite_companions
+
+    if (settings.active or full_refresh) and not pipeline.default_schema_name:
         pipeline.sync_destination()  # a fresh working folder: the record is in the destination
     current = settings.record() if settings.active else OFF.record()
     recorded = recorded_settings(pipeline)
+    if full_refresh:
+        # the source's tables are loaded again; the tables written beside them are rewritten in place
+        rewritten = rewrite_companions(pipeline, settings, lambda: recorded)
+        for table, rows in sorted(rewritten.items()):
+            logger.warning("privacy settings changed: %s rewritten in place (%d rows)", table, rows)
+        return
     if recorded == current or not _holds_data(pipeline):
+        check_companions(pipeline, settings, lambda: recorded)
         return
     raise PrivacySettingsChanged(
         f"the privacy settings changed ({describe_change(recorded, current)}) but dataset "

@@ -33,6 +33,9 @@ create table if not exists deliveries (
 )
 """
 
+# small facts about the store itself: `privacy` = the warehouse's record its loaded bodies agree with
+META = "create table if not exists meta (key text primary key, value text not null)"
+
 
 class MalformedDelivery(ValueError):
     """A body that is not a delivery envelope; the receiver answers 400 with this message."""
@@ -126,6 +129,7 @@ class DeliveryStore:
         self._db.execute("pragma journal_mode=wal")
         self._db.execute("pragma synchronous=full")
         self._db.execute(SCHEMA)
+        self._db.execute(META)
 
     def add(self, delivery: Delivery) -> bool:
         """Store a delivery unless its id is stored already; True when it was new. Durable on return."""
@@ -149,6 +153,18 @@ class DeliveryStore:
     def unloaded(self) -> list[StoredDelivery]:
         """Deliveries not loaded into the warehouse yet, in the order received."""
         return list(self._select("where load_id is null"))
+
+    def loaded(self) -> list[StoredDelivery]:
+        return list(self._select("where load_id is not null"))
+
+    def meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("select value from meta where key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("insert or replace into meta (key, value) values (?, ?)", (key, value))
 
     def all(self) -> list[StoredDelivery]:
         return list(self._select(""))
