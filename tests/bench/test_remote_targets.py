@@ -1,26 +1,81 @@
-"""The remote section's in-flight target is judged on the sandbox's measure (bench/remote.py), the
-issue's formula shown beside it: a figure from the committed run's shape, no run."""
+"""The remote section's figures (bench/remote.py) from stats of the sandbox's shape: the pairs' median and
+spread, the sale details' bounds from their first request, and the targets judged on them; no run."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bench import remote
 
 
-def _figures(server_in_flight: float | None, formula: float | None) -> dict[str, Any]:
-    row = {"server_in_flight": server_in_flight, "in_flight": formula, "added_share": 0.2}
-    return {"latency": {"latency_ms": 150.0, "ours_lists": row, "ours_full": row}}
+def _pair(formula: float | None, server: float | None = 9.0, share: float = 0.1) -> dict[str, Any]:
+    return {"in_flight": formula, "server_in_flight": server, "added_share": share}
 
 
-def test_in_flight_target_uses_the_sandbox_measure_and_shows_the_formula() -> None:
-    met = remote.targets(_figures(12.4, None))[0]
-    assert met["met"] is True and met["value"] == 12.4
+def _figures(pairs: list[dict[str, Any]], full_share: float = 0.2) -> dict[str, Any]:
+    return {
+        "latency": {
+            "latency_ms": 150.0,
+            "ours_lists": remote.paired(pairs),
+            "ours_full": {"added_share": full_share},
+        }
+    }
+
+
+def test_pairs_give_the_median_and_spread_of_the_formula() -> None:
+    lists = remote.paired([_pair(9.5, 11.0), _pair(8.1, 10.0), _pair(12.0, 12.5, 0.3)])
+    assert lists["in_flight_median"] == 9.5
+    assert lists["in_flight_spread"] == [8.1, 12.0]
+    assert lists["server_in_flight_median"] == 11.0
+    assert lists["added_share_median"] == 0.1
+    assert lists["in_flight_not_positive"] == 0
+    assert remote.paired([_pair(8.0), _pair(10.0)])["in_flight_median"] == 9.0
+
+
+def test_in_flight_target_is_the_median_pair_by_the_issues_formula() -> None:
+    met = remote.targets(_figures([_pair(9.5), _pair(8.1), _pair(12.0)]))[0]
+    assert met["met"] is True and met["value"] == 9.5
     assert met["text"] == (
-        "paged lists, 150 ms a request: 8+ requests in flight "
-        "(at the sandbox; by requests x latency / added time: n/a)"
+        "paged lists, 150 ms a request: 8+ requests in flight (requests x latency / added time, median of "
+        "3 pairs, spread 8.1-12.0; at the sandbox 9.0)"
     )
-    missed = remote.targets(_figures(5.4, 9.0))[0]
-    assert missed["met"] is False and missed["value"] == 5.4
-    assert missed["text"].endswith("added time: 9.0)")
-    assert remote.targets(_figures(None, 9.0))[0]["met"] is False
+    assert remote.targets(_figures([_pair(7.9), _pair(7.5), _pair(30.0)]))[0]["met"] is False
+    # A pair whose added time was not positive gives no figure: the target is not judged met on the rest.
+    unjudged = remote.targets(_figures([_pair(None), _pair(9.0), _pair(10.0)]))[0]
+    assert unjudged["value"] == 9.5 and unjudged["met"] is False
+
+
+def test_full_sync_share_target() -> None:
+    assert remote.targets(_figures([_pair(9.0)], full_share=0.24))[1]["met"] is True
+    assert remote.targets(_figures([_pair(9.0)], full_share=0.25))[1]["met"] is False
+
+
+def _stats(served: int, rate_limited: int, first: float, last: float) -> dict[str, Any]:
+    counts = {"200": served - 1, "404": 1, "429": rate_limited}
+    return {
+        "operations": {"sale_details": counts, "list_sales": {"200": 3}},
+        "timeline": {"sale_details": {"first": first, "last": last, "requests": served + rate_limited}},
+    }
+
+
+def test_sale_detail_bounds_count_from_their_first_request() -> None:
+    # 83 served at 30 per 30 s window (time scale 2): 30 at once, 30 at 30 s, 23 at 60 s.
+    details = remote.detail_bounds(_stats(83, 5, 4.0, 67.0), 2.0, "sale_details")
+    assert details["served"] == 83 and details["rate_limited"] == 5
+    assert details["seconds"] == 63.0
+    assert details["bounds"] == {"window": 60.0, "bucket": 53.0, "nominal": 83.0}
+    assert details["over"]["window"] == pytest.approx(1.05)
+    assert details["over"]["bucket"] == pytest.approx(63.0 / 53.0)
+    # Exactly one window's worth needs no wait at all.
+    assert remote.detail_bounds(_stats(30, 0, 1.0, 1.5), 2.0, "sale_details")["bounds"]["window"] == 0.0
+    assert remote.detail_bounds(_stats(31, 0, 1.0, 31.5), 2.0, "sale_details")["bounds"]["window"] == 30.0
+
+
+def test_foreign_target_is_judged_on_the_window_bound() -> None:
+    def figures(over: float) -> dict[str, Any]:
+        return {"foreign": {"with": {"details": {"over": {"window": over, "bucket": 9.0, "nominal": 0.5}}}}}
+
+    assert remote.targets(figures(1.10))[0]["met"] is True
+    assert remote.targets(figures(1.11))[0]["met"] is False
