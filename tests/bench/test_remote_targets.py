@@ -73,9 +73,52 @@ def test_sale_detail_bounds_count_from_their_first_request() -> None:
     assert remote.detail_bounds(_stats(31, 0, 1.0, 31.5), 2.0, "sale_details")["bounds"]["window"] == 30.0
 
 
-def test_foreign_target_is_judged_on_the_window_bound() -> None:
-    def figures(over: float) -> dict[str, Any]:
-        return {"foreign": {"with": {"details": {"over": {"window": over, "bucket": 9.0, "nominal": 0.5}}}}}
+def test_foreign_targets_are_the_sale_details_and_the_whole_run() -> None:
+    def figures(details: float, whole: float) -> dict[str, Any]:
+        over = {"window": details, "bucket": 9.0, "nominal": 0.5}
+        return {"foreign": {"with": {"details": {"over": over}, "over_whole_bound": whole}}}
 
-    assert remote.targets(figures(1.10))[0]["met"] is True
-    assert remote.targets(figures(1.11))[0]["met"] is False
+    assert [t["met"] for t in remote.targets(figures(1.10, 1.05))] == [True, True]
+    assert [t["met"] for t in remote.targets(figures(1.11, 1.05))] == [False, True]
+    assert [t["met"] for t in remote.targets(figures(1.02, 1.44))] == [True, False]
+
+
+def test_report_shows_the_pairs_and_the_sale_details_bounds() -> None:
+    from bench.remote_report import markdown
+
+    row = {
+        "seconds_without": 8.0,
+        "seconds_with": 9.5,
+        "added_seconds": 1.5,
+        "added_share": 1.5 / 8.0,
+        "requests": 100,
+        "in_flight": 10.0,
+        "server_in_flight": 11.0,
+        "server_busy_seconds": 1.4,
+    }
+    details = remote.detail_bounds(_stats(83, 5, 4.0, 67.0), 2.0, "sale_details")
+    run = {"seconds": 75.0, "details": details, "whole_bound": 70.0, "over_whole_bound": 75.0 / 70.0}
+    figures = {
+        "generated_at": "2026-11-26T15:00:00+00:00",
+        "command": "python -m bench.remote",
+        "latency": {
+            "latency_ms": 150.0,
+            "time_scale": 20.0,
+            "world_scale": 300,
+            "lists_scale": 10000,
+            "ours_lists": remote.paired([row, row]),
+            "rest_api_lists": row,
+            "ours_full": row,
+        },
+        "foreign": {"share": 0.02, "world_scale": 150, "time_scale": 2.0, "without": run, "with": run},
+        "load_average": {"start": [1.0, 1.0, 1.0], "end": [2.0, 2.0, 2.0]},
+    }
+    figures["targets"] = remote.targets(figures)
+    report = markdown(figures)
+    assert (
+        "| our sync, paged lists, pair 2 | 8.00 s | 9.50 s | 1.50 s | 19% | 100 | 10.0 | 11.0 (1.4 s) |"
+        in (report)
+    )
+    assert "| with | 75.0 s | 83 (5) | 4.0 s, 67.0 s | 63.0 s | 60.0 s | x1.050 | 53.0 s | x1.189 |" in report
+    assert "with 75.0 s of 70.0 s, x1.071." in report
+    assert "- met: 429s from another client (1 in 50): the sale details within 1.10x" in report
