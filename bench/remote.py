@@ -1,22 +1,27 @@
 """Section 3 of the benchmark: a remote API that other applications share (issue 27).
 
-    python -m bench.remote [--scale 300] [--time-scale 20] [--latency-ms 150]
-                           [--foreign-scale 150] [--foreign-time-scale 2] [--out DIR]
+    python -m bench.remote [--scale 300] [--lists-scale 10000] [--pairs 3] [--time-scale 20]
+                           [--latency-ms 150] [--foreign-scale 150] [--foreign-time-scale 2] [--out DIR]
 
 (a) **Latency hidden.** The sandbox (rate limits on) answers every request `--latency-ms` late (its
-`latency_ms` fault) or at once. The paged list resources are synced with and without latency, by our
-sync and by dlt's `rest_api` over the same listings (`bench.listings`); then every resource by our sync.
-For each: the added time, and the requests in flight on average while it was added (requests x latency
-/ added time, and as the sandbox measures it). Targets: our list sync at 8 or more in flight (as the
-sandbox measures it: the formula's added time is a difference of two wall times that the machine's load
-blurs); our full sync's added time under 25% of its time without latency.
+`latency_ms` fault) or at once. The paged list resources are synced at `--lists-scale`, where the lists
+have many pages (the lesson comments 50, the fiscal documents' windows 64 requests), so that what is
+measured is how many requests are kept in flight and not the chain of one-page lists; in `--pairs` pairs
+(without, then with latency), each pair a figure of the issue's formula (requests x latency / added time)
+and of the sandbox's measure (time-weighted mean in flight while any request was), their median and
+spread. Then dlt's `rest_api` over the same listings (`bench.listings`) and our sync of every resource at
+`--scale`, one pair each. The sandbox's `timeline=1` gives each operation's first request and last answer
+(`figures.json`). Targets: the lists' median pair at 8 or more in flight by the formula (every pair with a
+positive added time); our full sync's added time under 25% of its time without latency.
 
 (b) **429s from another client.** A full sync while the sandbox answers one request in fifty with a
-429 that another application of the account caused (`foreign_429=0.02`), against the bound the rate
-limits impose on the answers that were served (their requests per window of each operation; the slowest
-operation's figure), and the same sync without them. Target: within 1.10x of the bound. The time scale is
-low (2: a sale detail a second) because the sandbox's `Retry-After` is whole seconds, at least 1: at the
-real API's pace (30 a minute) it asks for 2 s, one request's time, and at scale 2 for 1 s, the same.
+429 that another application of the account caused (`foreign_429=0.02`), and the same sync without them.
+The sale details, from their first request to their last answer, against the bound of the answers served
+for a client that never sends more than the operation's limit in any window (`detail_bounds`, which also
+gives the sandbox bucket's and the nominal bound); and the whole sync against that bound plus what the run
+without foreign 429s did besides the sale details. Targets: both within 1.10x. The time scale is low
+(2: a sale detail a second) because the sandbox's `Retry-After` is whole seconds, at least 1: at the real
+API's pace (30 a minute) it asks for 2 s, one request's time, and at scale 2 for 1 s, the same.
 
 Every run is a process of its own on a fresh token (fresh buckets at the sandbox) and its own folder.
 """
@@ -146,6 +151,31 @@ def hidden(without: Mapping[str, Any], with_latency: Mapping[str, Any], latency:
         "in_flight": with_latency["requests"] * latency / added if added > 0 else None,
         "rows": [without.get("rows"), with_latency.get("rows")],
         "rate_limited": [without.get("rate_limited"), with_latency.get("rate_limited")],
+        **_requests_phase(without, with_latency, latency),
+    }
+
+
+def _phase(run: Mapping[str, Any]) -> float | None:
+    """Seconds from the run's first request to its last answer at the sandbox (`timeline=1`)."""
+    spans = (run.get("timeline") or {}).values()
+    return max(s["last"] for s in spans) - min(s["first"] for s in spans) if spans else None
+
+
+def _requests_phase(
+    without: Mapping[str, Any], with_latency: Mapping[str, Any], latency: float
+) -> dict[str, Any]:
+    """The formula on the requests' phase only (first request to last answer at the sandbox): the wall
+    time's process start, normalize and load, seconds of CPU work that the machine's load blurs, are left
+    out of the difference."""
+    before, after = _phase(without), _phase(with_latency)
+    if before is None or after is None:
+        return {}
+    added = after - before
+    return {
+        "phase_without": before,
+        "phase_with": after,
+        "phase_added": added,
+        "phase_in_flight": with_latency["requests"] * latency / added if added > 0 else None,
     }
 
 
@@ -163,8 +193,13 @@ def paired(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     formulas = [pair["in_flight"] for pair in pairs if pair["in_flight"] is not None]
     measured = [pair["server_in_flight"] for pair in pairs if pair["server_in_flight"] is not None]
     shares = [pair["added_share"] for pair in pairs if pair["added_share"] is not None]
+    phases = [pair.get("phase_in_flight") for pair in pairs]
+    positive = [value for value in phases if value is not None]
     return {
         "pairs": list(pairs),
+        "phase_in_flight_median": _median(positive),
+        "phase_in_flight_spread": [min(positive), max(positive)] if positive else None,
+        "phase_not_positive": len(phases) - len(positive),
         "in_flight_median": _median(formulas),
         "in_flight_spread": [min(formulas), max(formulas)] if formulas else None,
         "in_flight_not_positive": len(pairs) - len(formulas),
@@ -339,20 +374,22 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
     latency = figures.get("latency")
     if latency:
         lists = latency["ours_lists"]
-        # The issue's formula over pairs of runs of long lists: the median pair's figure (a difference of
-        # two wall times is blurred by the machine's load; the pairs' spread is shown with it).
-        median = lists["in_flight_median"]
-        spread = lists["in_flight_spread"]
+        # The issue's formula over pairs of runs of long lists, its added time taken on the requests' phase
+        # at the sandbox (the wall time's difference is shown beside it: start-up, normalize and load are
+        # seconds of CPU work that the machine's load blurs). The median pair's figure; a pair whose added
+        # time was not positive leaves the target unjudged (not met).
+        median = lists["phase_in_flight_median"]
         out.append(
             {
                 "text": f"paged lists, {latency['latency_ms']:g} ms a request: "
-                f"{IN_FLIGHT_TARGET:g}+ requests in flight (requests x latency / added time, median of "
-                f"{len(lists['pairs'])} pairs, spread {fmt_spread(spread, '{:.1f}')}; at the sandbox "
+                f"{IN_FLIGHT_TARGET:g}+ requests in flight (requests x latency / added time of the "
+                f"requests' phase, median of {len(lists['pairs'])} pairs, spread "
+                f"{fmt_spread(lists['phase_in_flight_spread'], '{:.1f}')}; by the wall time "
+                f"{fmt_number(lists['in_flight_median'], '{:.1f}')}, spread "
+                f"{fmt_spread(lists['in_flight_spread'], '{:.1f}')}; at the sandbox "
                 f"{fmt_number(lists['server_in_flight_median'], '{:.1f}')})",
                 "value": median,
-                "met": median is not None
-                and median >= IN_FLIGHT_TARGET
-                and lists["in_flight_not_positive"] == 0,
+                "met": median is not None and median >= IN_FLIGHT_TARGET and lists["phase_not_positive"] == 0,
             }
         )
         share = latency["ours_full"]["added_share"]

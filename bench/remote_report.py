@@ -54,8 +54,25 @@ def markdown(figures: Mapping[str, Any]) -> str:
         lines.append(_hidden_row("dlt rest_api, same lists", latency["rest_api_lists"]))
         lines += [
             "",
-            f"Paged lists: median {fmt_number(lists['in_flight_median'], '{:.1f}')} in flight by the formula "
-            f"(spread {fmt_spread(lists['in_flight_spread'], '{:.1f}')}), "
+            "The requests' phase of the same pairs (first request to last answer at the sandbox):",
+            "",
+            "| pair | without latency | with latency | added | in flight (requests x latency / added) |",
+            "|---|---|---|---|---|",
+        ]
+        for number, pair in enumerate(lists["pairs"], 1):
+            if "phase_added" in pair:
+                lines.append(
+                    f"| {number} | {pair['phase_without']:.2f} s | {pair['phase_with']:.2f} s | "
+                    f"{pair['phase_added']:.2f} s | {fmt_number(pair['phase_in_flight'], '{:.1f}')} |"
+                )
+        lines += [
+            "",
+            f"Paged lists: median {fmt_number(lists['phase_in_flight_median'], '{:.1f}')} in flight by the "
+            f"formula on the requests' phase (spread {fmt_spread(lists['phase_in_flight_spread'], '{:.1f}')}"
+            f", {lists['phase_not_positive']} pair(s) without a positive added time), "
+            f"{fmt_number(lists['in_flight_median'], '{:.1f}')} on the wall time "
+            f"(spread {fmt_spread(lists['in_flight_spread'], '{:.1f}')}, {lists['in_flight_not_positive']} "
+            "without a positive added time); "
             f"{fmt_number(lists['server_in_flight_median'], '{:.1f}')} at the sandbox "
             f"(spread {fmt_spread(lists['server_in_flight_spread'], '{:.1f}')}); added share median "
             f"{fmt_number(lists['added_share_median'], '{:.0%}')} "

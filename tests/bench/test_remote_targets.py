@@ -10,8 +10,10 @@ import pytest
 from bench import remote
 
 
-def _pair(formula: float | None, server: float | None = 9.0, share: float = 0.1) -> dict[str, Any]:
-    return {"in_flight": formula, "server_in_flight": server, "added_share": share}
+def _pair(
+    phase: float | None, server: float | None = 9.0, share: float = 0.1, wall: float | None = 20.0
+) -> dict[str, Any]:
+    return {"phase_in_flight": phase, "in_flight": wall, "server_in_flight": server, "added_share": share}
 
 
 def _figures(pairs: list[dict[str, Any]], full_share: float = 0.2) -> dict[str, Any]:
@@ -25,21 +27,35 @@ def _figures(pairs: list[dict[str, Any]], full_share: float = 0.2) -> dict[str, 
 
 
 def test_pairs_give_the_median_and_spread_of_the_formula() -> None:
-    lists = remote.paired([_pair(9.5, 11.0), _pair(8.1, 10.0), _pair(12.0, 12.5, 0.3)])
-    assert lists["in_flight_median"] == 9.5
-    assert lists["in_flight_spread"] == [8.1, 12.0]
+    lists = remote.paired([_pair(9.5, 11.0), _pair(8.1, 10.0, wall=None), _pair(12.0, 12.5, 0.3, 40.0)])
+    assert lists["phase_in_flight_median"] == 9.5
+    assert lists["phase_in_flight_spread"] == [8.1, 12.0]
+    assert lists["phase_not_positive"] == 0
+    assert lists["in_flight_median"] == 30.0 and lists["in_flight_not_positive"] == 1
     assert lists["server_in_flight_median"] == 11.0
     assert lists["added_share_median"] == 0.1
-    assert lists["in_flight_not_positive"] == 0
-    assert remote.paired([_pair(8.0), _pair(10.0)])["in_flight_median"] == 9.0
+    assert remote.paired([_pair(8.0), _pair(10.0)])["phase_in_flight_median"] == 9.0
 
 
-def test_in_flight_target_is_the_median_pair_by_the_issues_formula() -> None:
+def test_phase_is_first_request_to_last_answer() -> None:
+    def run(first: float, last: float) -> dict[str, Any]:
+        timeline = {"a": {"first": first, "last": first + 1.0}, "b": {"first": first + 0.5, "last": last}}
+        return {"seconds": 10.0, "requests": 100, "timeline": timeline}
+
+    pair = remote.hidden(run(2.0, 4.0), run(2.5, 5.5), 0.15)
+    assert (pair["phase_without"], pair["phase_with"], pair["phase_added"]) == (2.0, 3.0, 1.0)
+    assert pair["phase_in_flight"] == pytest.approx(15.0)
+    assert pair["in_flight"] is None  # the wall times were equal
+    assert remote.hidden(run(2.0, 4.0), run(2.0, 3.5), 0.15)["phase_in_flight"] is None
+
+
+def test_in_flight_target_is_the_median_pair_on_the_requests_phase() -> None:
     met = remote.targets(_figures([_pair(9.5), _pair(8.1), _pair(12.0)]))[0]
     assert met["met"] is True and met["value"] == 9.5
     assert met["text"] == (
-        "paged lists, 150 ms a request: 8+ requests in flight (requests x latency / added time, median of "
-        "3 pairs, spread 8.1-12.0; at the sandbox 9.0)"
+        "paged lists, 150 ms a request: 8+ requests in flight (requests x latency / added time of the "
+        "requests' phase, median of 3 pairs, spread 8.1-12.0; by the wall time 20.0, spread 20.0-20.0; "
+        "at the sandbox 9.0)"
     )
     assert remote.targets(_figures([_pair(7.9), _pair(7.5), _pair(30.0)]))[0]["met"] is False
     # A pair whose added time was not positive gives no figure: the target is not judged met on the rest.
@@ -87,6 +103,10 @@ def test_report_shows_the_pairs_and_the_sale_details_bounds() -> None:
     from bench.remote_report import markdown
 
     row = {
+        "phase_without": 2.0,
+        "phase_with": 2.9,
+        "phase_added": 0.9,
+        "phase_in_flight": 100 * 0.15 / 0.9,
         "seconds_without": 8.0,
         "seconds_with": 9.5,
         "added_seconds": 1.5,
