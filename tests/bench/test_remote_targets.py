@@ -118,7 +118,7 @@ def test_report_shows_the_pairs_and_the_sale_details_bounds() -> None:
     }
     details = remote.detail_bounds(_stats(83, 5, 4.0, 67.0), 2.0, "sale_details")
     run = {"seconds": 75.0, "details": details, "whole_bound": 70.0, "over_whole_bound": 75.0 / 70.0}
-    figures = {
+    figures: dict[str, Any] = {
         "generated_at": "2026-11-26T15:00:00+00:00",
         "command": "python -m bench.remote",
         "latency": {
