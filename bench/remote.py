@@ -1,6 +1,6 @@
 """Section 3 of the benchmark: a remote API that other applications share (issue 27).
 
-    python -m bench.remote [--scale 300] [--lists-scale 10000] [--pairs 3] [--time-scale 20]
+    python -m bench.remote [--scale 300] [--lists-scale 10000] [--pairs 5] [--time-scale 20]
                            [--latency-ms 150] [--foreign-scale 150] [--foreign-time-scale 2] [--out DIR]
 
 (a) **Latency hidden.** The sandbox (rate limits on) answers every request `--latency-ms` late (its
@@ -11,8 +11,9 @@ measured is how many requests are kept in flight and not the chain of one-page l
 and of the sandbox's measure (time-weighted mean in flight while any request was), their median and
 spread. Then dlt's `rest_api` over the same listings (`bench.listings`) and our sync of every resource at
 `--scale`, one pair each. The sandbox's `timeline=1` gives each operation's first request and last answer
-(`figures.json`). Targets: the lists' median pair at 8 or more in flight by the formula (every pair with a
-positive added time); our full sync's added time under 25% of its time without latency.
+(`figures.json`). Targets: the lists at 8 or more in flight by the formula on the pairs' median added time
+of the requests' phase (first request to last answer at the sandbox); our full sync's added time under
+25% of its time without latency.
 
 (b) **429s from another client.** A full sync while the sandbox answers one request in fifty with a
 429 that another application of the account caused (`foreign_429=0.02`), and the same sync without them.
@@ -187,19 +188,28 @@ def _median(values: Sequence[float]) -> float | None:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def paired(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The pairs' figures (each `hidden`), their median and spread (min, max) of the issue's formula and of
-    the sandbox's measure; the median pair's row as the table shows it."""
+def paired(pairs: Sequence[Mapping[str, Any]], latency: float) -> dict[str, Any]:
+    """The pairs' figures (each `hidden`): the median added time of the requests' phase and the issue's
+    formula on it (requests x latency / median added time; None when the median is not positive: no
+    added time to measure), its spread; the wall-time formula's and the sandbox measure's median and
+    spread beside it. The median of the added times, not of the ratios: a pair whose added time is
+    negative (the load's noise above latency's cost) has no ratio, but ranks as the smallest added time."""
+    added = [pair["phase_added"] for pair in pairs if pair.get("phase_added") is not None]
+    median_added = _median(added)
+    requests = pairs[0]["requests"] if pairs else 0
     formulas = [pair["in_flight"] for pair in pairs if pair["in_flight"] is not None]
     measured = [pair["server_in_flight"] for pair in pairs if pair["server_in_flight"] is not None]
     shares = [pair["added_share"] for pair in pairs if pair["added_share"] is not None]
-    phases = [pair.get("phase_in_flight") for pair in pairs]
-    positive = [value for value in phases if value is not None]
     return {
         "pairs": list(pairs),
-        "phase_in_flight_median": _median(positive),
-        "phase_in_flight_spread": [min(positive), max(positive)] if positive else None,
-        "phase_not_positive": len(phases) - len(positive),
+        "requests": requests,
+        "phase_added_median": median_added,
+        "phase_added_spread": [min(added), max(added)] if added else None,
+        "phase_in_flight_median": (
+            requests * latency / median_added if median_added is not None and median_added > 0 else None
+        ),
+        # The target in seconds: 8 in flight means at most requests x latency / 8 added.
+        "phase_added_allowed": requests * latency / IN_FLIGHT_TARGET,
         "in_flight_median": _median(formulas),
         "in_flight_spread": [min(formulas), max(formulas)] if formulas else None,
         "in_flight_not_positive": len(pairs) - len(formulas),
@@ -269,7 +279,7 @@ def run_latency(options: argparse.Namespace, work: Path) -> dict[str, Any]:
             runs[f"ours_full_{label}"] = run
             log(f"  full {label}: {run['seconds']:.2f}s, {run['requests']} requests")
         sandbox.set_faults(None)
-    lists = paired(pairs)
+    lists = paired(pairs, latency)
     return {
         "world_scale": options.scale,
         "lists_scale": options.lists_scale,
@@ -375,21 +385,22 @@ def targets(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
     if latency:
         lists = latency["ours_lists"]
         # The issue's formula over pairs of runs of long lists, its added time taken on the requests' phase
-        # at the sandbox (the wall time's difference is shown beside it: start-up, normalize and load are
-        # seconds of CPU work that the machine's load blurs). The median pair's figure; a pair whose added
-        # time was not positive leaves the target unjudged (not met).
-        median = lists["phase_in_flight_median"]
+        # at the sandbox (the wall time's start-up, normalize and load are seconds of CPU work that the
+        # machine's load blurs; that formula is shown beside it): 8 or more in flight is at most
+        # requests x latency / 8 added, judged on the pairs' median added time.
+        added = lists["phase_added_median"]
+        allowed = lists["phase_added_allowed"]
         out.append(
             {
                 "text": f"paged lists, {latency['latency_ms']:g} ms a request: "
                 f"{IN_FLIGHT_TARGET:g}+ requests in flight (requests x latency / added time of the "
-                f"requests' phase, median of {len(lists['pairs'])} pairs, spread "
-                f"{fmt_spread(lists['phase_in_flight_spread'], '{:.1f}')}; by the wall time "
-                f"{fmt_number(lists['in_flight_median'], '{:.1f}')}, spread "
-                f"{fmt_spread(lists['in_flight_spread'], '{:.1f}')}; at the sandbox "
+                f"requests' phase: {fmt_number(lists['phase_in_flight_median'], '{:.1f}')}, median added "
+                f"{fmt_number(added, '{:.2f} s')} of {len(lists['pairs'])} pairs, spread "
+                f"{fmt_spread(lists['phase_added_spread'], '{:.2f} s')}, at most {allowed:.2f} s allowed; "
+                f"by the wall time {fmt_number(lists['in_flight_median'], '{:.1f}')}; at the sandbox "
                 f"{fmt_number(lists['server_in_flight_median'], '{:.1f}')})",
-                "value": median,
-                "met": median is not None and median >= IN_FLIGHT_TARGET and lists["phase_not_positive"] == 0,
+                "value": lists["phase_in_flight_median"],
+                "met": added is not None and added <= allowed,
             }
         )
         share = latency["ours_full"]["added_share"]
@@ -433,7 +444,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--scale", type=int, default=300, help="world scale of part (a)'s full sync")
     parser.add_argument("--lists-scale", type=int, default=10_000, help="world scale of part (a)'s lists")
-    parser.add_argument("--pairs", type=int, default=3, help="pairs of list runs (without, with latency)")
+    parser.add_argument("--pairs", type=int, default=5, help="pairs of list runs (without, with latency)")
     parser.add_argument("--time-scale", type=float, default=DEFAULT_TIME_SCALE)
     parser.add_argument("--latency-ms", type=float, default=150.0)
     parser.add_argument("--foreign-scale", type=int, default=150, help="world scale of part (b)")

@@ -67,9 +67,11 @@ def markdown(figures: Mapping[str, Any]) -> str:
                 )
         lines += [
             "",
-            f"Paged lists: median {fmt_number(lists['phase_in_flight_median'], '{:.1f}')} in flight by the "
-            f"formula on the requests' phase (spread {fmt_spread(lists['phase_in_flight_spread'], '{:.1f}')}"
-            f", {lists['phase_not_positive']} pair(s) without a positive added time), "
+            f"Paged lists: median added time of the requests' phase "
+            f"{fmt_number(lists['phase_added_median'], '{:.2f} s')} (spread "
+            f"{fmt_spread(lists['phase_added_spread'], '{:.2f} s')}; 8 in flight allow "
+            f"{lists['phase_added_allowed']:.2f} s): {fmt_number(lists['phase_in_flight_median'], '{:.1f}')} "
+            "in flight by the formula; "
             f"{fmt_number(lists['in_flight_median'], '{:.1f}')} on the wall time "
             f"(spread {fmt_spread(lists['in_flight_spread'], '{:.1f}')}, {lists['in_flight_not_positive']} "
             "without a positive added time); "

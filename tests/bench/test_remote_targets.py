@@ -11,30 +11,39 @@ from bench import remote
 
 
 def _pair(
-    phase: float | None, server: float | None = 9.0, share: float = 0.1, wall: float | None = 20.0
+    added: float, server: float | None = 9.0, share: float = 0.1, wall: float | None = 20.0
 ) -> dict[str, Any]:
-    return {"phase_in_flight": phase, "in_flight": wall, "server_in_flight": server, "added_share": share}
+    """A pair of 100 requests at 150 ms whose requests' phase took `added` seconds more with latency."""
+    return {
+        "requests": 100,
+        "phase_added": added,
+        "in_flight": wall,
+        "server_in_flight": server,
+        "added_share": share,
+    }
 
 
 def _figures(pairs: list[dict[str, Any]], full_share: float = 0.2) -> dict[str, Any]:
     return {
         "latency": {
             "latency_ms": 150.0,
-            "ours_lists": remote.paired(pairs),
+            "ours_lists": remote.paired(pairs, 0.15),
             "ours_full": {"added_share": full_share},
         }
     }
 
 
-def test_pairs_give_the_median_and_spread_of_the_formula() -> None:
-    lists = remote.paired([_pair(9.5, 11.0), _pair(8.1, 10.0, wall=None), _pair(12.0, 12.5, 0.3, 40.0)])
-    assert lists["phase_in_flight_median"] == 9.5
-    assert lists["phase_in_flight_spread"] == [8.1, 12.0]
-    assert lists["phase_not_positive"] == 0
+def test_pairs_give_the_median_added_time_and_the_formula_on_it() -> None:
+    lists = remote.paired([_pair(1.5, 11.0), _pair(-0.4, 10.0, wall=None), _pair(1.0, 12.5, 0.3, 40.0)], 0.15)
+    assert lists["phase_added_median"] == 1.0  # the negative pair ranks lowest
+    assert lists["phase_added_spread"] == [-0.4, 1.5]
+    assert lists["phase_in_flight_median"] == pytest.approx(15.0)
+    assert lists["phase_added_allowed"] == pytest.approx(100 * 0.15 / 8)
     assert lists["in_flight_median"] == 30.0 and lists["in_flight_not_positive"] == 1
     assert lists["server_in_flight_median"] == 11.0
     assert lists["added_share_median"] == 0.1
-    assert remote.paired([_pair(8.0), _pair(10.0)])["phase_in_flight_median"] == 9.0
+    hidden = remote.paired([_pair(-0.2), _pair(0.0), _pair(3.0)], 0.15)
+    assert hidden["phase_added_median"] == 0.0 and hidden["phase_in_flight_median"] is None
 
 
 def test_phase_is_first_request_to_last_answer() -> None:
@@ -49,23 +58,25 @@ def test_phase_is_first_request_to_last_answer() -> None:
     assert remote.hidden(run(2.0, 4.0), run(2.0, 3.5), 0.15)["phase_in_flight"] is None
 
 
-def test_in_flight_target_is_the_median_pair_on_the_requests_phase() -> None:
-    met = remote.targets(_figures([_pair(9.5), _pair(8.1), _pair(12.0)]))[0]
-    assert met["met"] is True and met["value"] == 9.5
+def test_in_flight_target_is_judged_on_the_median_added_time() -> None:
+    met = remote.targets(_figures([_pair(1.5), _pair(1.0), _pair(-2.0)]))[0]
+    assert met["met"] is True and met["value"] == pytest.approx(15.0)
     assert met["text"] == (
         "paged lists, 150 ms a request: 8+ requests in flight (requests x latency / added time of the "
-        "requests' phase, median of 3 pairs, spread 8.1-12.0; by the wall time 20.0, spread 20.0-20.0; "
-        "at the sandbox 9.0)"
+        "requests' phase: 15.0, median added 1.00 s of 3 pairs, spread -2.00 s-1.50 s, at most 1.88 s "
+        "allowed; by the wall time 20.0; at the sandbox 9.0)"
     )
-    assert remote.targets(_figures([_pair(7.9), _pair(7.5), _pair(30.0)]))[0]["met"] is False
-    # A pair whose added time was not positive gives no figure: the target is not judged met on the rest.
-    unjudged = remote.targets(_figures([_pair(None), _pair(9.0), _pair(10.0)]))[0]
-    assert unjudged["value"] == 9.5 and unjudged["met"] is False
+    # 100 x 0.15 s / 8 = 1.875 s: a median added time above it is fewer than 8 in flight.
+    missed = remote.targets(_figures([_pair(1.9), _pair(2.5), _pair(-5.0)]))[0]
+    assert missed["met"] is False and missed["value"] == pytest.approx(15 / 1.9)
+    # No added time at all (the median not positive): latency hidden, met; the formula has no figure.
+    hidden = remote.targets(_figures([_pair(-0.1), _pair(0.0), _pair(2.0)]))[0]
+    assert hidden["met"] is True and hidden["value"] is None
 
 
 def test_full_sync_share_target() -> None:
-    assert remote.targets(_figures([_pair(9.0)], full_share=0.24))[1]["met"] is True
-    assert remote.targets(_figures([_pair(9.0)], full_share=0.25))[1]["met"] is False
+    assert remote.targets(_figures([_pair(1.0)], full_share=0.24))[1]["met"] is True
+    assert remote.targets(_figures([_pair(1.0)], full_share=0.25))[1]["met"] is False
 
 
 def _stats(served: int, rate_limited: int, first: float, last: float) -> dict[str, Any]:
@@ -126,7 +137,7 @@ def test_report_shows_the_pairs_and_the_sale_details_bounds() -> None:
             "time_scale": 20.0,
             "world_scale": 300,
             "lists_scale": 10000,
-            "ours_lists": remote.paired([row, row]),
+            "ours_lists": remote.paired([row, row], 0.15),
             "rest_api_lists": row,
             "ours_full": row,
         },
