@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not options.no_rate_limits:
         figures["rate_limits"] = run_rate_limits(options, work)
     if options.remote:
-        quick_sizes = ["--scale", "100", "--foreign-scale", "100"]
+        quick_sizes = ["--scale", "100", "--lists-scale", "1000", "--pairs", "1", "--foreign-scale", "100"]
         remote_options = remote.parse_args(quick_sizes if options.quick else [])
         figures["remote"] = remote.run_all(remote_options, work / "remote")
     if options.soak_days:

@@ -58,14 +58,20 @@ class Operation:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # With `latency_ms` on, the time-weighted number of requests in flight is measured (bench/).
+        # With `timeline=1`, when each operation's first request arrived and its last answer left.
         tracked = self.state.faults.spec.latency_ms > 0
+        timed = bool(self.state.faults.spec.timeline)
         if tracked:
             self.state.stats.enter(time.monotonic())
+        if timed:
+            self.state.stats.arrived(self.d.name, time.monotonic())
         try:
             await self._serve(scope, receive, send)
         finally:
             if tracked:
                 self.state.stats.leave(time.monotonic())
+            if timed:
+                self.state.stats.answered(self.d.name, time.monotonic())
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         state, name = self.state, self.d.name

@@ -15,7 +15,8 @@ API requests answered 429 as if another application of the account had spent the
 generator of its own, so the other faults of a spec fall on the same requests with or without it) and
 `reorder` (N: when a walk of a paged list first asks for a page after the first, its first N records
 move to the end of the list, as an update moves a record to the end of a list ordered by update;
-`sandbox/moving.py`).
+`sandbox/moving.py`). `timeline=1` (a measure, not a fault) adds to the stats, per API operation, when
+its first request arrived and its last answer left, in seconds since the stats were reset (bench/remote.py).
 
 Dropping a connection needs the socket: an exception raised before the response starts would make
 uvicorn answer a 500, not close the connection. The outer ASGI wrapper therefore keeps uvicorn's
@@ -58,6 +59,7 @@ class FaultSpec:
     latency_ms: float = 0.0
     foreign_429: float = 0.0
     reorder: int = 0
+    timeline: int = 0
 
     @classmethod
     def parse(cls, text: str | None) -> FaultSpec:
@@ -119,9 +121,9 @@ def _parse_value(key: str, raw: str) -> Any:
             if not 0.0 <= milliseconds <= 60_000.0:
                 raise ValueError
             return milliseconds
-        if key in ("revoke_after", "seed", "reorder"):
+        if key in ("revoke_after", "seed", "reorder", "timeline"):
             number = int(raw)
-            if number < (1 if key == "revoke_after" else 0):
+            if number < (1 if key == "revoke_after" else 0) or (key == "timeline" and number > 1):
                 raise ValueError
             return number
     except ValueError:

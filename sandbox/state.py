@@ -4,6 +4,7 @@ token store, the rate limiter, the faults, drift, webhooks and the counts of ans
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,18 @@ class Stats:
         self._since = 0.0
         self.busy_seconds = 0.0
         self.request_seconds = 0.0
+        # With `timeline=1`: per operation [first arrival, last answer, requests], seconds since the reset.
+        self._reset_at = time.monotonic()
+        self.timeline: dict[str, list[float]] = {}
+
+    def arrived(self, operation: str, now: float) -> None:
+        span = self.timeline.setdefault(operation, [now - self._reset_at, now - self._reset_at, 0])
+        span[2] += 1
+
+    def answered(self, operation: str, now: float) -> None:
+        span = self.timeline.get(operation)
+        if span is not None:
+            span[1] = max(span[1], now - self._reset_at)
 
     def _advance(self, now: float) -> None:
         if self._in_flight:
@@ -71,6 +84,11 @@ class Stats:
         if self.request_seconds:
             busy, requests = self.busy_seconds, self.request_seconds
             snapshot["in_flight"] = {"busy_seconds": busy, "request_seconds": requests}
+        if self.timeline:
+            snapshot["timeline"] = {
+                op: {"first": first, "last": last, "requests": int(n)}
+                for op, (first, last, n) in self.timeline.items()
+            }
         return snapshot
 
 

@@ -165,9 +165,10 @@ class OperationLimiter:
         other threads, and halving for each of them would collapse the rate for nothing.
 
         A 429 while the operation is paced at no more than the server's stated limit (`server_limit`,
-        its `X-RateLimit-Limit`), the first since a success, is another client's: the limit stays. On an
-        unlimited operation, a 429 after fewer than two requests in the window says nothing about our pace
-        (the budget is spent elsewhere) either: no limit is derived from it; `retry_after` still holds.
+        its `X-RateLimit-Limit`), the first since a success, is another client's: the limit stays. So is,
+        on an unlimited operation, the first 429 since a success after fewer requests in the window than
+        the server's stated limit; and any 429 after fewer than two requests in the window, which says
+        nothing about our pace either: no limit is derived from them; `retry_after` still holds.
         """
         with self._lock:
             now = self._clock.monotonic()
@@ -188,14 +189,19 @@ class OperationLimiter:
                 return Verdict.SAME_BURST
             elif previous is None:
                 observed = sum(1 for granted in self._grants if granted > now - self._span)
+                verdict = Verdict.OURS
                 if server_limit is not None and 1 <= server_limit <= observed:
                     new_limit = server_limit
+                elif server_limit is not None and self._rate_limited_in_a_row == 1:
+                    # Fewer sent in the window than the server says it allows: its budget was spent
+                    # elsewhere. Halving our rate would only slow us (and for good: it sets the ceiling).
+                    verdict = Verdict.FOREIGN
                 elif observed >= 2:
                     new_limit = observed // 2
                 else:
                     return Verdict.FOREIGN
-                verdict = Verdict.OURS
-                self._ceiling = new_limit
+                if verdict is Verdict.OURS:
+                    self._ceiling = new_limit
             else:
                 new_limit = max(1, previous // 2)
                 if server_limit is not None and 1 <= server_limit < previous:
@@ -208,24 +214,27 @@ class OperationLimiter:
                 while len(self._grants) > keep:
                     self._grants.popleft()
         if verdict is Verdict.FOREIGN:
-            logger.warning(
-                "%s: 429 from another client of this account (we were within the server's limit of %s "
-                "requests per %.3gs); waiting %s, pace unchanged",
-                self.name,
-                server_limit if server_limit is not None else "?",
-                self.window,
-                f"{retry_after:.3g}s as the server asks" if retry_after else "for the next try",
-            )
-        else:
-            logger.warning(
-                "%s: rate limited by the server; limiting to %d requests per %.3gs (was %s), "
-                "climbing back as answers succeed",
-                self.name,
-                new_limit,
-                self.window,
-                "unlimited" if previous is None else previous,
-            )
+            return self._foreign(server_limit, retry_after)
+        logger.warning(
+            "%s: rate limited by the server; limiting to %d requests per %.3gs (was %s), "
+            "climbing back as answers succeed",
+            self.name,
+            new_limit,
+            self.window,
+            "unlimited" if previous is None else previous,
+        )
         return verdict
+
+    def _foreign(self, server_limit: int | None, retry_after: float | None) -> Verdict:
+        logger.warning(
+            "%s: 429 from another client of this account (we were within the server's limit of %s "
+            "requests per %.3gs); waiting %s, pace unchanged",
+            self.name,
+            server_limit if server_limit is not None else "?",
+            self.window,
+            f"{retry_after:.3g}s as the server asks" if retry_after else "for the next try",
+        )
+        return Verdict.FOREIGN
 
 
 def per_window(requests_per_minute: float, time_scale: float) -> tuple[int, float]:

@@ -125,3 +125,28 @@ def test_with_latency_the_stats_measure_the_requests_in_flight(sandbox):
     assert statuses == [200] * 4
     assert measured["request_seconds"] >= 4 * 0.5
     assert measured["request_seconds"] / measured["busy_seconds"] > 1.5  # 4 sent at once
+
+
+def test_timeline_says_when_each_operation_began_and_ended(sandbox):
+    sandbox.set_faults("timeline=1,latency_ms=200")
+    sandbox.reset_stats()
+    try:
+        headers = {"Authorization": f"Bearer {sandbox.token()}"}
+        for _ in range(3):
+            assert httpx.get(sandbox.base_url + PATH, headers=headers, timeout=10).status_code == 200
+        stats = sandbox.stats()
+    finally:
+        sandbox.set_faults(None)
+        sandbox.reset_stats()
+    (operation,) = stats["timeline"]
+    span = stats["timeline"][operation]
+    assert span["requests"] == 3
+    assert span["last"] - span["first"] >= 3 * 0.2  # three answers one after the other, each 200 ms late
+    assert 0 <= span["first"] < span["last"]
+    assert "timeline" not in sandbox.stats()  # off unless named: the default stats are unchanged
+
+
+def test_timeline_is_zero_or_one():
+    assert FaultSpec.parse("timeline=1").format() == "timeline=1"
+    with pytest.raises(ValueError, match="invalid value"):
+        FaultSpec.parse("timeline=2")

@@ -139,6 +139,29 @@ def test_foreign_429_is_counted_and_logged_apart(make_client, script, clock, cap
     assert "429 from another client of this account" in caplog.text
 
 
+def test_foreign_429_on_an_unlimited_operation_sets_no_limit(make_client, script, clock):
+    """Issue 27: 20 requests sent of the 600 a window the server states, then another client's 429. It
+    used to set a limit of half the observed rate (10 a minute, and that as the ceiling for good): the
+    walk's next requests waited a whole window. Now the operation waits the Retry-After and goes on
+    unlimited; a second 429 in a row is still taken as ours."""
+    ok = httpx.Response(200, json={})
+    limited = httpx.Response(
+        429, headers={"Retry-After": "1", "X-RateLimit-Limit": "600"}, json={"message": "slow down"}
+    )
+    client, api = make_client(script(*[ok] * 20, limited, *[ok] * 20, limited, limited, ok))
+    for _ in range(40):
+        client.request("list_webhook_origins")
+    limiter = client._limiters.get("list_webhook_origins")
+    assert limiter.limit is None
+    assert [s.at for s in api.seen] == [0.0] * 21 + [1.0] * 20
+    stats = client.stats["list_webhook_origins"]
+    assert (stats.requests, stats.rate_limited, stats.foreign_rate_limited) == (41, 1, 1)
+    client.request("list_webhook_origins")  # 429, 429 again with no success between: ours
+    assert limiter.limit == 43 // 2  # half the 43 sent in the window (two 429s among them)
+    stats = client.stats["list_webhook_origins"]
+    assert (stats.rate_limited, stats.foreign_rate_limited) == (3, 2)
+
+
 def test_retry_after_as_an_http_date_on_429(make_client, script, clock):
     # The fake clock's wall time starts at 2026-06-01T00:00:00Z.
     limited = httpx.Response(429, headers={"Retry-After": "Mon, 01 Jun 2026 00:00:05 GMT"}, json={})

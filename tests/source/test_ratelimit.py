@@ -17,6 +17,7 @@ from sources.platform_client.ratelimit import (
     DEFAULT_WINDOW_MARGIN,
     OperationLimiter,
     RateLimiters,
+    Verdict,
     per_window,
     resolve_rate_limits,
 )
@@ -208,7 +209,11 @@ def test_server_limit_header_is_used_when_consistent_with_what_was_observed(cloc
     assert limiter.limit == 30
     other = exact_limiter(clock, None)
     permits = burst(other, 40)
-    other.on_rate_limited(permits[-1], server_limit=600)  # the budget is shared with someone else
+    # 40 sent where the server allows 600: another client spent the budget (issue 27); no limit.
+    assert other.on_rate_limited(permits[-1], server_limit=600) is Verdict.FOREIGN
+    assert other.limit is None
+    # A second 429 in a row, no success between: taken as ours, half the observed rate.
+    assert other.on_rate_limited(other.acquire(), server_limit=600) is Verdict.OURS
     assert other.limit == 20
 
 
