@@ -15,7 +15,7 @@ Writes `report.md`, `figures.json` and `chart.png` to `--out`. Everything runs a
    Then one full sync of every resource (sale details capped) and `dbt build` on it.
 2. Request economy with rate limits on: a full sync against the sandbox with its limits enforced (time
    scale shortening the windows) against the bound the limits impose, 429s, then an incremental run.
-3. With `--remote`: a remote API that other applications share (`bench/remote.py`, also runnable alone):
+3. A remote API that other applications share (`bench/remote.py`, also runnable alone):
    latency hidden (150 ms a request), and 429s from another client of the account against the rate bound.
 4. Soak (`bench.soak_section`): daily scheduled syncs against the sandbox's unruly world, then a fresh
    full sync; the divergence of every table and the requests each run spends, against a sync that
@@ -127,9 +127,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "0 skips them)",
     )
     parser.add_argument(
-        "--remote",
+        "--no-remote",
         action="store_true",
-        help="also run the remote-API section (latency, foreign 429s: about 10 min; "
+        help="skip the remote-API section (latency, foreign 429s: about 10 min; "
         "alone: python -m bench.remote)",
     )
     parser.add_argument(
@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures["tolerance"] = run_tolerance(options, largest, work / f"tolerance-{largest}")
     if not options.no_rate_limits:
         figures["rate_limits"] = run_rate_limits(options, work)
-    if options.remote:
+    if not options.no_remote:
         quick_sizes = ["--scale", "100", "--lists-scale", "1000", "--pairs", "1", "--foreign-scale", "100"]
         remote_options = remote.parse_args(quick_sizes if options.quick else [])
         figures["remote"] = remote.run_all(remote_options, work / "remote")

@@ -66,6 +66,7 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
             "1",
             "--accounts",
             "0",  # tests/bench/test_bench_accounts.py runs that section alone
+            "--no-remote",  # about 10 min even at its quick sizes; tests/bench/test_remote_targets.py
         ]
     )
     assert code == 0
