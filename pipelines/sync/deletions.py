@@ -33,6 +33,7 @@ from dlt.destinations.exceptions import DatabaseUndefinedRelation
 from sources.platform.report import RunReport
 from sources.platform.resources import STREAMS
 from sources.platform.resources.stream import DELETED_AT
+from sources.platform.seen_keys import SeenKeys, seen
 
 logger = logging.getLogger("platform_sync.deletions")
 
@@ -42,14 +43,14 @@ _CHUNK = 500  # keys per update statement
 def mark_deletions(pipeline: dlt.Pipeline, report: RunReport, deleted_at: datetime) -> dict[str, int]:
     """Mark the rows not seen by this run's complete scans; the number newly marked per table."""
     marked: dict[str, int] = {}
-    for resource, seen in sorted(report.scanned_keys.items()):
+    for resource, scanned in sorted(report.scanned_keys.items()):
         if resource in report.failed or resource in report.skipped:
             continue
         if report.departures.quarantined(resource):
             logger.info("%s: a record was quarantined, so its scan marks no deletion", resource)
             continue
         try:
-            marked[resource] = _mark_missing(pipeline, resource, seen, deleted_at)
+            marked[resource] = _mark_missing(pipeline, resource, scanned, deleted_at)
         except Exception as exc:  # the sync is loaded; a missed marking is made by the next scan
             report.warn(f"deleted {resource} could not be marked: {exc}")
     for resource, parents in sorted(report.gone.items()):
@@ -71,13 +72,14 @@ def mark_deletions(pipeline: dlt.Pipeline, report: RunReport, deleted_at: dateti
     return {table: count for table, count in marked.items() if count}
 
 
-def _mark_missing(pipeline: dlt.Pipeline, resource: str, seen: set[tuple[str, ...]], at: datetime) -> int:
+def _mark_missing(pipeline: dlt.Pipeline, resource: str, scanned: SeenKeys, at: datetime) -> int:
     key = STREAMS[resource].primary_key
     columns = ", ".join(key)
     with pipeline.sql_client() as client:
         table = client.make_qualified_table_name(resource)
         rows = client.execute_sql(f"select {columns} from {table} where {DELETED_AT} is null") or []
-        missing = [tuple(row) for row in rows if tuple(str(value) for value in row) not in seen]
+        lookup = scanned.lookup()
+        missing = [tuple(row) for row in rows if not seen(lookup, tuple(str(value) for value in row))]
         for chunk in _chunks(missing, _CHUNK):
             condition = " or ".join("(" + " and ".join(f"{c} = %s" for c in key) + ")" for _ in chunk)
             client.execute_sql(

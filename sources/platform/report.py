@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from sources.platform.departures import DepartureLog
 from sources.platform.retired import Retirements
+from sources.platform.seen_keys import SeenKeys
 
 if TYPE_CHECKING:
     from sources.platform.runclock import RunClock
@@ -78,7 +79,7 @@ class RunReport:
     run_clock: RunClock | None = None  # the run's times by the API's clock and ours (`runclock.py`)
     # The keys each complete scan of a resource whose deletions are marked saw (`pipelines/deletions.py`);
     # a resource is here only once its scan ended.
-    scanned_keys: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
+    scanned_keys: dict[str, SeenKeys] = field(default_factory=dict)
     # Per resource, the configured parents (values of its `Stream.gone_by` columns) whose request answered
     # 404 in this run: their rows are marked deleted after the load (`pipelines/deletions.py`).
     gone: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
@@ -137,7 +138,7 @@ class RunReport:
             self.failed[resource] = reason
         logger.error("%s failed: %s", resource, reason)
 
-    def scan_complete(self, resource: str, keys: set[tuple[str, ...]]) -> None:
+    def scan_complete(self, resource: str, keys: SeenKeys) -> None:
         """A scan of `resource` read every page: `keys` are all the records it saw."""
         with self._lock:
             self.scanned_keys[resource] = keys

@@ -31,6 +31,7 @@ from sources.platform.records import key_paths
 from sources.platform.report import ScanSchedule
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
+from sources.platform.seen_keys import SeenKeys
 from sources.platform.settings import SourceSettings
 from sources.platform_client.client import PageDecode, PlatformClient
 from sources.platform_client.paging import Page
@@ -68,10 +69,10 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     counting = CountingClient(ctx.client)
     # The copy shares the context's sets, queue and lock; a full scan produces no sale ids, so it never
     # rebinds the pending ids that `commit_pending_sales` swaps.
-    keys: set[tuple[str, ...]] | None = set() if marks_deletions(ctx, stream) else None
+    keys = SeenKeys() if marks_deletions(ctx, stream) else None  # 8 bytes a record (`seen_keys.py`)
     for batch in stream.read(replace(ctx, client=counting), stream):
         if keys is not None:
-            keys.update(batch_keys(stream, batch))
+            keys.extend(batch_keys(stream, batch))
         yield batch
     # Reached only when the scan ran to its end: an exception leaves the previous complete scan's time.
     if keys is not None:

@@ -10,6 +10,7 @@ import dlt
 from pipelines.sync.deletions import mark_deletions
 from sources.platform.models import Departure
 from sources.platform.report import RunReport
+from sources.platform.seen_keys import SeenKeys
 from tests.e2e.conftest import query
 
 COLUMN = {"_platform_deleted_at": {"data_type": "timestamp", "timezone": True, "nullable": True}}
@@ -42,8 +43,8 @@ def marks(pipeline, table: str) -> dict[str, datetime | None]:
     return dict(query(pipeline, f"select {key}, _platform_deleted_at from {table} order by 1"))
 
 
-def scanned(*keys: str) -> set[tuple[str, ...]]:
-    return {(k,) for k in keys}
+def scanned(*keys: str) -> SeenKeys:
+    return SeenKeys((k,) for k in keys)
 
 
 def test_a_failed_skipped_or_quarantining_scan_marks_nothing(make_pipeline):
