@@ -21,6 +21,13 @@ SNAPSHOT_TABLES = ("community_top_posts", "community_commenters")
 # snapshots, the time a sale was last verified (fetched).
 RUN_STAMPS = frozenset({"snapshot_at", "verified_at"})
 Row = tuple[tuple[str, Any], ...]
+# `dbt build` without dbt's data and unit tests (two thirds of a build's time): for a test that needs the
+# marts' rows, not the dbt tests' verdicts. tests/dbt runs the data tests on every world, as do the tests
+# that say they must pass there (PostgreSQL, accounts, pseudonymised). `--select` would not do: dbt builds
+# the tests of the nodes it selects. As `run_models`' extra arguments, and as dbt's own variable for a
+# `platform-sync models` process.
+MODELS_ONLY = ("--exclude-resource-type", "test", "--exclude-resource-type", "unit_test")
+MODELS_ONLY_ENV = {"DBT_EXCLUDE_RESOURCE_TYPES": "test unit_test"}
 
 
 def data_tables(connection: duckdb.DuckDBPyConnection) -> list[str]:

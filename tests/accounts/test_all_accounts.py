@@ -21,6 +21,7 @@ from tests.accounts.conftest import (
     schema_tables,
     single_account_env,
 )
+from tests.warehouses import MODELS_ONLY_ENV
 
 pytestmark = pytest.mark.xdist_group("accounts")
 
@@ -37,6 +38,7 @@ def references(worlds: dict[str, World], tmp_path_factory: pytest.TempPathFactor
 
     def single(name: str, world: World, folder: Path) -> Path:
         env = {**single_account_env(folder, world), "DBT_TARGET_PATH": str(folder / "target")}
+        env.update(MODELS_ONLY_ENV)  # the marts' rows, not dbt's tests
         result = run_cli(["sync", "--no-progress"], env, folder)
         assert result.returncode == 0, result.stdout + result.stderr
         built = run_cli(["models"], env, folder)

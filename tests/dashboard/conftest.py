@@ -24,6 +24,7 @@ from pipelines.sync.platform_pipeline import sync
 from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sandbox.running import SandboxHandle, running_sandbox
 from tests.e2e.conftest import source_options
+from tests.warehouses import MODELS_ONLY
 
 SEED, SCALE = 2, 300  # ~170 sales, every mart filled; sync and dbt build take ~15 s
 DRIFT = 0.02  # an API that departs from its spec now and then, as the real one does: Data health shows it
@@ -44,7 +45,9 @@ class World:
         synced = sync(self.pipeline, source_options=source_options(self.sandbox, self.sandbox.token()))
         outcomes = outcome_rows(synced, None, started_at)
         record_run(self.pipeline, outcomes, synced.freshness, synced.coverage, synced.retired)
-        built = run_models(self.pipeline, "build", target_path=self.folder / "target", echo=False)
+        built = run_models(
+            self.pipeline, "build", extra_args=MODELS_ONLY, target_path=self.folder / "target", echo=False
+        )
         return synced, built
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:

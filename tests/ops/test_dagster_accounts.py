@@ -32,7 +32,7 @@ from tests.e2e.conftest import source_options
 from tests.ops.conftest import PROJECT_ROOT
 from tests.postgres.server import PostgresServer, running_postgres
 from tests.postgres.test_postgres_destination import canonical_rows
-from tests.warehouses import RUN_STAMPS
+from tests.warehouses import MODELS_ONLY, RUN_STAMPS
 
 # three syncs, two references and two dbt builds on PostgreSQL: minutes on a loaded machine
 pytestmark = [pytest.mark.xdist_group("dagster_accounts"), pytest.mark.timeout(1200)]
@@ -234,7 +234,8 @@ def test_three_accounts_in_one_postgres_warehouse_through_dagster_partitions(
             pipeline, source_options=source_options(handle, handle.token(), rate_limit_time_scale=TIME_SCALE)
         )
         assert synced.report.failed == {}
-        built = run_models(pipeline, target_path=tmp_path / f"target_{name}", echo=False)
+        target = tmp_path / f"target_{name}"
+        built = run_models(pipeline, "build", extra_args=MODELS_ONLY, target_path=target, echo=False)
         assert built.success, built.output[-3000:]
         reference = pg(server, reference_db)
         ours = raw_rows(dagster, schemas[name])

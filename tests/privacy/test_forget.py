@@ -19,6 +19,7 @@ from sources.platform.privacy import parse_privacy
 from tests.e2e.conftest import source_options
 from tests.e2e.test_cli import cli_env, run_cli, warehouse
 from tests.privacy.scan import sqlite_texts, warehouse_texts
+from tests.warehouses import MODELS_ONLY
 from tests.webhooks.conftest import envelope
 
 # Several syncs and dbt builds in one test: beyond the suite's 300 s on a loaded machine. A group of its
@@ -36,6 +37,13 @@ MONEY = (
     "select sum(net_revenue_amount), count(*) from marts.dim_customers",
     "select sum(gross_amount), count(*) from marts.fct_sales",
 )
+
+
+def _build_models(folder: Path) -> None:
+    built = run_models(
+        warehouse(folder), "build", extra_args=MODELS_ONLY, target_path=folder / "target", echo=False
+    )
+    assert built.success, built.output[-3000:]
 
 
 def _rows(folder: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -128,7 +136,7 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         deliveries.close()
         loaded = run_cli(["webhooks", "load", "--store", str(store)], env, tmp_path)
         assert loaded.returncode == 0, loaded.stdout + loaded.stderr
-        assert run_models(warehouse(tmp_path), "build", target_path=tmp_path / "target", echo=False).success
+        _build_models(tmp_path)
         traces = _traces(person, settings)
         before = _found(traces, [*warehouse_texts(tmp_path / "warehouse.duckdb"), *sqlite_texts(store)])
         for where in ("platform_raw.sales.buyer__email", "platform_raw.fiscal_documents.client__email",
@@ -146,7 +154,7 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         assert person.email.lower() not in forgot.stdout.lower() + forgot.stderr.lower()
         assert "kept on the forgotten list" in forgot.stdout
         assert "now run `platform-sync models`" in forgot.stdout
-        assert run_models(warehouse(tmp_path), "build", target_path=tmp_path / "target", echo=False).success
+        _build_models(tmp_path)
 
         after = _found(traces, [*warehouse_texts(tmp_path / "warehouse.duckdb"), *sqlite_texts(store)])
         # the kept list holds the person's keyed ids by design (checked below), nothing else does
@@ -180,7 +188,7 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         again = run_cli(["sync", "--no-progress", "--rescan"], env, tmp_path)
         assert again.returncode == 0, again.stdout + again.stderr
         assert "records named people forgotten earlier" in again.stdout + again.stderr
-        assert run_models(warehouse(tmp_path), "build", target_path=tmp_path / "target", echo=False).success
+        _build_models(tmp_path)
         again_found = _found(traces, warehouse_texts(tmp_path / "warehouse.duckdb"))
         assert set(again_found) <= {"platform_raw._platform_forgotten.forgotten_id"}
         assert [_rows(tmp_path, sql) for sql in MONEY] == money
