@@ -30,6 +30,7 @@ from pipelines.sync.companion import companion_pipeline
 from pipelines.sync.lock import run_lock
 from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
 from pipelines.sync.preflight import check_destination_config, check_destination_name
+from pipelines.sync.sql_text import ident, literal, table_columns
 from pipelines.webhooks.loader import WEBHOOK_TABLE
 from pipelines.webhooks.store import DEFAULT_STORE, DeliveryStore
 from sources.platform.departures import DEPARTURES_TABLE, QUARANTINE_TABLE
@@ -108,17 +109,6 @@ def forget(
     return result
 
 
-def _tables(client: Any, schema: str) -> dict[str, set[str]]:
-    rows = client.execute_sql(
-        "select table_name, column_name from information_schema.columns where table_schema = "
-        + _literal(schema)
-    )
-    tables: dict[str, set[str]] = {}
-    for table, column in rows or []:
-        tables.setdefault(str(table), set()).add(str(column))
-    return tables
-
-
 def _persons_by_table() -> dict[str, list[PersonColumns]]:
     persons: dict[str, list[PersonColumns]] = {}
     for name, model in stream_models().items():
@@ -137,10 +127,10 @@ def _blank_tables(
     ids: dict[str, set[str]],
 ) -> None:
     for schema in (dataset, f"{dataset}_staging"):
-        tables = _tables(client, schema)
+        tables = table_columns(client, schema)
         for table_name, persons in _persons_by_table().items():
             present = tables.get(table_name, set())
-            table = f"{_ident(schema)}.{_ident(table_name)}"
+            table = f"{ident(schema)}.{ident(table_name)}"
             found = [(columns, _where(columns, person, present)) for columns in persons]
             matched = [(columns, where) for columns, where in found if where and _count(client, table, where)]
             if not matched:
@@ -160,13 +150,13 @@ def _blank_tables(
         for table_name, (key, column) in _JSON_COLUMNS.items():
             if column in tables.get(table_name, set()):
                 count = _blank_json_column(
-                    client, f"{_ident(schema)}.{_ident(table_name)}", key, column, person
+                    client, f"{ident(schema)}.{ident(table_name)}", key, column, person
                 )
                 if count:
                     result.rows[f"{schema}.{table_name}"] = count
         values = f"{DEPARTURES_TABLE}__values"
         if "value" in tables.get(values, set()):
-            table = f"{_ident(schema)}.{_ident(values)}"
+            table = f"{ident(schema)}.{ident(values)}"
             where = _match("value", person)
             if count := _count(client, table, where):
                 client.execute_sql(f"update {table} set value = null where {where}")
@@ -179,7 +169,7 @@ def _where(columns: PersonColumns, person: Wanted, present: set[str]) -> str | N
 
 
 def _set_null(client: Any, table: str, columns: PersonColumns, present: set[str], where: str) -> None:
-    blanked = ", ".join(f"{_ident(c)} = null" for c in columns.columns if c in present)
+    blanked = ", ".join(f"{ident(c)} = null" for c in columns.columns if c in present)
     if blanked:
         client.execute_sql(f"update {table} set {blanked} where {where}")
 
@@ -199,7 +189,7 @@ def _keep_other_ids(
     others = [(c, g) for c, g in columns.identifying().items() if g != person.group and c in present]
     if settings.key is None or not others:
         return
-    rows = client.execute_sql(f"select {', '.join(_ident(c) for c, _ in others)} from {table} where {where}")
+    rows = client.execute_sql(f"select {', '.join(ident(c) for c, _ in others)} from {table} where {where}")
     for row in rows or []:
         for (_, group), value in zip(others, row, strict=True):
             if value is not None:
@@ -218,19 +208,19 @@ def _count(client: Any, table: str, where: str) -> int:
 
 def _match(column: str, person: Wanted) -> str:
     """SQL true where the column holds the person's value (normalised as `normalise` does) or pseudonym."""
-    text = f"cast({_ident(column)} as varchar)"
+    text = f"cast({ident(column)} as varchar)"
     if person.group == EMAILS:
         normalised = f"lower(trim({text}))"
     else:
         normalised = f"upper(regexp_replace({text}, '[^0-9A-Za-z]', '', 'g'))"
-    condition = f"{normalised} = {_literal(person.normalised)}"
+    condition = f"{normalised} = {literal(person.normalised)}"
     if person.pseudonym:
-        condition += f" or {text} = {_literal(person.pseudonym)}"
+        condition += f" or {text} = {literal(person.pseudonym)}"
     return f"({condition})"
 
 
 def _blank_json_column(client: Any, table: str, key: str, column: str, person: Wanted) -> int:
-    rows = client.execute_sql(f"select {_ident(key)}, cast({_ident(column)} as varchar) from {table}") or []
+    rows = client.execute_sql(f"select {ident(key)}, cast({ident(column)} as varchar) from {table}") or []
     changed = 0
     for row_key, text in rows:
         if text is None:
@@ -238,9 +228,9 @@ def _blank_json_column(client: Any, table: str, key: str, column: str, person: W
         document = json.loads(text)
         blanked, hits = blank_person(document, person)
         if hits:
-            new = _literal(json.dumps(blanked, ensure_ascii=False))
+            new = literal(json.dumps(blanked, ensure_ascii=False))
             client.execute_sql(
-                f"update {table} set {_ident(column)} = {new} where {_ident(key)} = {_literal(row_key)}"
+                f"update {table} set {ident(column)} = {new} where {ident(key)} = {literal(row_key)}"
             )
             changed += 1
     return changed
@@ -310,14 +300,6 @@ def _record(pipeline: dlt.Pipeline, person: Wanted, result: ForgetResult, ids: d
     if forgotten:
         resources.append(dlt.resource(forgotten, name=FORGOTTEN_TABLE, write_disposition="append"))
     target.run(resources).raise_on_failed_jobs()
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(value: Any) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def add_forget_command(commands: Any) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 import dlt
 
 from pipelines.sync.privacy_guard import PrivacySettingsChanged, describe_change, recorded_settings
+from pipelines.sync.sql_text import ident, literal, qualified, table_columns
 from sources.platform.privacy import BLOCK, GROUPS, HASH, KEEP, PrivacySettings, Scrubber
 from sources.platform.privacy.fields import group_of_key
 
@@ -93,13 +94,13 @@ def rewrite_companions(
         if not client.has_dataset():
             return changed
         dataset = pipeline.dataset_name
-        tables = _tables(client, dataset)
-        staging = _tables(client, f"{dataset}_staging")
+        tables = table_columns(client, dataset)
+        staging = table_columns(client, f"{dataset}_staging")
         records = _records(client, dataset, tables)
         due = []
         refused = []
         for table in COMPANIONS:
-            if table.table not in tables or not _holds_rows(client, _qualified(dataset, table.table)):
+            if table.table not in tables or not _holds_rows(client, qualified(dataset, table.table)):
                 continue  # an empty table: its first load records its settings
             recorded = records.get(table.table) or dict(fallback())
             if recorded == current:
@@ -142,12 +143,12 @@ def check_companions(
         if not client.has_dataset():
             return
         dataset = pipeline.dataset_name
-        present = _tables(client, dataset)
+        present = table_columns(client, dataset)
         records = _records(client, dataset, present)
         for table in COMPANIONS:
             if table.table not in present or (tables is not None and table.table not in tables):
                 continue
-            if not _holds_rows(client, _qualified(dataset, table.table)):
+            if not _holds_rows(client, qualified(dataset, table.table)):
                 continue
             recorded = records.get(table.table) or dict(fallback())
             if recorded == current:
@@ -166,7 +167,7 @@ def note_written(pipeline: dlt.Pipeline, table: str, settings: PrivacySettings, 
     current = settings.record()
     with pipeline.sql_client() as client:
         dataset = pipeline.dataset_name
-        present = _tables(client, dataset)
+        present = table_columns(client, dataset)
         if table not in present:
             return
         recorded = _records(client, dataset, present).get(table)
@@ -182,11 +183,11 @@ def companion_record(pipeline: dlt.Pipeline, table: str) -> dict[str, Any] | Non
         if not client.has_dataset():
             return None
         dataset = pipeline.dataset_name
-        if RECORD_TABLE not in _tables(client, dataset):
+        if RECORD_TABLE not in table_columns(client, dataset):
             return None
         rows = client.execute_sql(
-            f"select modes, key_id, cast(recorded_at as varchar) from {_qualified(dataset, RECORD_TABLE)} "
-            f"where table_name = {_literal(table)}"
+            f"select modes, key_id, cast(recorded_at as varchar) from {qualified(dataset, RECORD_TABLE)} "
+            f"where table_name = {literal(table)}"
         )
     if not rows:
         return None
@@ -211,11 +212,11 @@ def _rewrite(client: Any, schema: str, table: Companion, columns: set[str], scru
         personal.append(str(table.json_column))
     if not personal or not all(k in columns for k in table.keys):
         return 0
-    selected = ", ".join(f"cast({_ident(c)} as varchar)" if c == table.json_column else _ident(c)
+    selected = ", ".join(f"cast({ident(c)} as varchar)" if c == table.json_column else ident(c)
                          for c in (*table.keys, *personal))  # fmt: skip
-    qualified = _qualified(schema, table.table)
+    target = qualified(schema, table.table)
     changed = 0
-    for row in client.execute_sql(f"select {selected} from {qualified}") or []:
+    for row in client.execute_sql(f"select {selected} from {target}") or []:
         keys, values = row[: len(table.keys)], dict(zip(personal, row[len(table.keys) :], strict=True))
         new = {}
         for column, value in values.items():
@@ -231,23 +232,23 @@ def _rewrite(client: Any, schema: str, table: Companion, columns: set[str], scru
                     new[column] = rewritten
         if not new:
             continue
-        assignments = ", ".join(f"{_ident(c)} = {_literal(v)}" for c, v in new.items())
-        where = " and ".join(f"{_ident(k)} = {_literal(v)}" for k, v in zip(table.keys, keys, strict=True))
-        client.execute_sql(f"update {qualified} set {assignments} where {where}")
+        assignments = ", ".join(f"{ident(c)} = {literal(v)}" for c, v in new.items())
+        where = " and ".join(f"{ident(k)} = {literal(v)}" for k, v in zip(table.keys, keys, strict=True))
+        client.execute_sql(f"update {target} set {assignments} where {where}")
         changed += 1
     return changed
 
 
 def _write_record(client: Any, dataset: str, table: str, record: Mapping[str, Any]) -> None:
-    qualified = _qualified(dataset, RECORD_TABLE)
+    target = qualified(dataset, RECORD_TABLE)
     client.execute_sql(
-        f"create table if not exists {qualified} (table_name varchar, modes varchar, key_id varchar, "
+        f"create table if not exists {target} (table_name varchar, modes varchar, key_id varchar, "
         "recorded_at timestamp with time zone)"
     )
-    client.execute_sql(f"delete from {qualified} where table_name = {_literal(table)}")
-    key_id = "null" if record.get("key_id") is None else _literal(record["key_id"])
+    client.execute_sql(f"delete from {target} where table_name = {literal(table)}")
+    key_id = "null" if record.get("key_id") is None else literal(record["key_id"])
     client.execute_sql(
-        f"insert into {qualified} values ({_literal(table)}, {_literal(json.dumps(record['modes']))}, "
+        f"insert into {target} values ({literal(table)}, {literal(json.dumps(record['modes']))}, "
         f"{key_id}, current_timestamp)"
     )
 
@@ -255,32 +256,9 @@ def _write_record(client: Any, dataset: str, table: str, record: Mapping[str, An
 def _records(client: Any, dataset: str, present: Mapping[str, set[str]]) -> dict[str, dict[str, Any]]:
     if RECORD_TABLE not in present:
         return {}
-    rows = client.execute_sql(f"select table_name, modes, key_id from {_qualified(dataset, RECORD_TABLE)}")
+    rows = client.execute_sql(f"select table_name, modes, key_id from {qualified(dataset, RECORD_TABLE)}")
     return {str(t): {"modes": json.loads(m), "key_id": k} for t, m, k in rows or []}
 
 
-def _tables(client: Any, schema: str) -> dict[str, set[str]]:
-    rows = client.execute_sql(
-        "select table_name, column_name from information_schema.columns where table_schema = "
-        + _literal(schema)
-    )
-    tables: dict[str, set[str]] = {}
-    for table, column in rows or []:
-        tables.setdefault(str(table), set()).add(str(column))
-    return tables
-
-
-def _holds_rows(client: Any, qualified: str) -> bool:
-    return bool(client.execute_sql(f"select 1 from {qualified} limit 1"))
-
-
-def _qualified(schema: str, table: str) -> str:
-    return f"{_ident(schema)}.{_ident(table)}"
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(value: Any) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
+def _holds_rows(client: Any, table: str) -> bool:
+    return bool(client.execute_sql(f"select 1 from {table} limit 1"))
