@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import dlt
+from dlt.destinations.exceptions import DestinationConnectionError
 
 from pipelines.sync.privacy_guard import PrivacySettingsChanged, describe_change, recorded_settings
 from pipelines.sync.sql_text import ident, literal, qualified, table_columns
@@ -139,26 +140,41 @@ def check_companions(
 ) -> None:
     """Refuse to write under `settings` while a companion table holds rows written under others."""
     current = settings.record()
-    with pipeline.sql_client() as client:
-        if not client.has_dataset():
-            return
-        dataset = pipeline.dataset_name
-        present = table_columns(client, dataset)
-        records = _records(client, dataset, present)
-        for table in COMPANIONS:
-            if table.table not in present or (tables is not None and table.table not in tables):
-                continue
-            if not _holds_rows(client, qualified(dataset, table.table)):
-                continue
-            recorded = records.get(table.table) or dict(fallback())
-            if recorded == current:
-                continue
-            raise PrivacySettingsChanged(
-                f"the privacy settings changed ({describe_change(recorded, current)}) but "
-                f"{dataset}.{table.table} holds values written under the earlier ones, and the two would "
-                f"mix: {nothing}. Run `platform-sync sync --full-refresh` (it rewrites {table.table} in "
-                f"place under the new settings), or put the earlier settings back ({DOCS})"
-            )
+    try:
+        with pipeline.sql_client() as client:
+            _check_companions(client, pipeline.dataset_name, current, fallback, tables, nothing)
+    except DestinationConnectionError:
+        # The warehouse cannot be opened (a DuckDB file another program holds, a server down): nothing
+        # can be written to mix, and the run says why in one line when it opens it, before any request.
+        return
+
+
+def _check_companions(
+    client: Any,
+    dataset: str,
+    current: dict[str, Any],
+    fallback: Fallback,
+    tables: Sequence[str] | None,
+    nothing: str,
+) -> None:
+    if not client.has_dataset():
+        return
+    present = table_columns(client, dataset)
+    records = _records(client, dataset, present)
+    for table in COMPANIONS:
+        if table.table not in present or (tables is not None and table.table not in tables):
+            continue
+        if not _holds_rows(client, qualified(dataset, table.table)):
+            continue
+        recorded = records.get(table.table) or dict(fallback())
+        if recorded == current:
+            continue
+        raise PrivacySettingsChanged(
+            f"the privacy settings changed ({describe_change(recorded, current)}) but "
+            f"{dataset}.{table.table} holds values written under the earlier ones, and the two would "
+            f"mix: {nothing}. Run `platform-sync sync --full-refresh` (it rewrites {table.table} in "
+            f"place under the new settings), or put the earlier settings back ({DOCS})"
+        )
 
 
 def note_written(pipeline: dlt.Pipeline, table: str, settings: PrivacySettings, fallback: Fallback) -> None:
