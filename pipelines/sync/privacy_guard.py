@@ -12,32 +12,18 @@ rotation is such a change: every pseudonym changes with the key.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import dlt
 
+from pipelines.sync.privacy_record import PrivacySettingsChanged, describe_change, recorded_settings
+from pipelines.sync.privacy_rewrite import check_companions, rewrite_companions
 from sources.platform.privacy import OFF, PrivacySettings
-from sources.platform.privacy.scrub import STATE_KEY
-from sources.platform_client.errors import ConfigurationError
 
-SOURCE_NAME = "platform"
 logger = logging.getLogger("platform_sync.privacy")
-
-
-class PrivacySettingsChanged(ConfigurationError):
-    """The settings differ from those the dataset's data was loaded with."""
-
-
-def recorded_settings(pipeline: dlt.Pipeline) -> dict[str, Any]:
-    """The settings the loaded data was written with (everything kept when nothing is recorded)."""
-    state = pipeline.state.get("sources", {}).get(SOURCE_NAME, {})
-    return dict(state.get(STATE_KEY) or OFF.record())
 
 
 def check_privacy(pipeline: dlt.Pipeline, settings: PrivacySettings, full_refresh: bool = False) -> None:
     """Refuse a sync that would mix values written under other settings with this run's."""
-    from pipelines.sync.privacy_rewrite import check_companions, rewrite_companions
-
     if (settings.active or full_refresh) and not pipeline.default_schema_name:
         pipeline.sync_destination()  # a fresh working folder: the record is in the destination
     current = settings.record() if settings.active else OFF.record()
@@ -57,18 +43,6 @@ def check_privacy(pipeline: dlt.Pipeline, settings: PrivacySettings, full_refres
         "nothing was synced. Load everything again under the new settings with `platform-sync sync "
         "--full-refresh`, or put the earlier settings back (docs/contracts.md, section 7)"
     )
-
-
-def describe_change(recorded: dict[str, Any], current: dict[str, Any]) -> str:
-    before, after = recorded.get("modes", {}), current.get("modes", {})
-    changes = [
-        f"{group} {before.get(group, 'keep')} -> {after.get(group, 'keep')}"
-        for group in after
-        if before.get(group, "keep") != after.get(group, "keep")
-    ]
-    if recorded.get("key_id") and current.get("key_id") and recorded["key_id"] != current["key_id"]:
-        changes.append("another privacy_key")
-    return ", ".join(changes) or "another privacy_key"
 
 
 def _holds_data(pipeline: dlt.Pipeline) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 import dlt
 from dlt.destinations.exceptions import DestinationConnectionError
 
-from pipelines.sync.privacy_guard import PrivacySettingsChanged, describe_change, recorded_settings
+from pipelines.sync.privacy_record import PrivacySettingsChanged, describe_change, recorded_settings
 from pipelines.sync.sql_text import ident, literal, qualified, table_columns
 from sources.platform.privacy import BLOCK, GROUPS, HASH, KEEP, PrivacySettings, Scrubber
 from sources.platform.privacy.fields import group_of_key
