@@ -10,11 +10,12 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 import dlt
 import pendulum
+from dlt.common.exceptions import PipelineStateNotAvailable
 from dlt.common.schema.typing import C_DLT_ID, TColumnSchema
 from dlt.common.schema.utils import dlt_id_column
 from dlt.common.typing import TSecretStrValue
@@ -24,21 +25,21 @@ from sources.platform.config_check import check_list, check_source_config
 from sources.platform.departures import declare_tables
 from sources.platform.fastpath.batches import Batch
 from sources.platform.fastpath.offload import PageDecoder
-from sources.platform.freshness import note_complete_read
+from sources.platform.freshness import LAST_READS_KEY, note_complete_read
 from sources.platform.guard import guarded
 from sources.platform.models import columns_for, nested_hints_for
 from sources.platform.privacy import Scrubber, parse_privacy
 from sources.platform.privacy.forgotten import forgotten_from_destination
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport, SaleDetailsPace
-from sources.platform.rescan import scan_when_due
+from sources.platform.rescan import SCAN_STAMPS_KEY, scan_when_due
 from sources.platform.resources import FULL_SCANS, STREAMS, Stream
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.store import SUBSCRIPTIONS
 from sources.platform.resources.store_renewals import pending_renewals
 from sources.platform.resources.store_sale_ids import SaleIdQueue
 from sources.platform.resources.stream import DELETED_AT, DELETED_AT_COLUMN
-from sources.platform.runclock import RunClock
+from sources.platform.runclock import RUN_STAMPS_KEY, RunClock, latest_stamp
 from sources.platform.settings import (
     DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
     DEFAULT_CLOCK_TOLERANCE_SECONDS,
@@ -219,7 +220,10 @@ def platform_source(
     )
     started_at = pendulum.now("UTC")
     run_report.run_clock = RunClock(
-        started_at, client.server_time, timedelta(seconds=settings.clock_tolerance_seconds)
+        started_at,
+        client.server_time,
+        timedelta(seconds=settings.clock_tolerance_seconds),
+        floor=_earlier_stamp(),
     )
     ctx = SourceContext(
         client=client,
@@ -235,6 +239,16 @@ def platform_source(
     scrubber = Scrubber(parse_privacy(privacy, privacy_key), forgotten_from_destination)
     run_report.privacy = scrubber
     return [_resource(ctx, stream, scrubber) for stream in STREAMS.values()]
+
+
+def _earlier_stamp() -> datetime | None:
+    """The latest stamp an earlier run kept in the source state (the floor of this run's, `runclock.py`);
+    none when no pipeline is active (the source iterated on its own)."""
+    try:
+        state = dlt.current.source_state()
+    except PipelineStateNotAvailable:
+        return None
+    return latest_stamp(state, (RUN_STAMPS_KEY, LAST_READS_KEY, SCAN_STAMPS_KEY))
 
 
 def _resource(ctx: SourceContext, stream: Stream, scrubber: Scrubber) -> DltResource:

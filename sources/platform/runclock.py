@@ -9,18 +9,26 @@ Three questions are answered here once for the whole source:
   tolerance, in which case the API's (its records are stamped by its clock; ours may be wrong). One
   value for the whole run: the community snapshots, the run records (`_platform_sync_runs`), the
   freshness table's read times and the companion tables' `checked_at` (`now`) are all on that clock, so
-  a run made while our clock was a year ahead never wins "latest run" once our clock is fixed.
+  a run made while our clock was a year ahead never wins "latest run" once our clock is fixed. The
+  stamp is always later than the stamp of the run before (`floor`, kept in the source state), so runs
+  keep their order by it even against a clock that stands still or steps back between runs.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pendulum
 
 from sources.platform_client.servertime import ServerTime
+
+# The source state's table of each resource's last run stamp (`SourceContext.finished`), written by every
+# run that reads it, whether the read succeeded or not: the floor of the next run's stamp.
+RUN_STAMPS_KEY = "last_run_stamp"
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,8 @@ class RunClock:
     started_at: datetime
     server: ServerTime
     tolerance: timedelta
+    floor: datetime | None = None  # the latest stamp an earlier run kept in the source state
+    # [the stamp, our time when it was fixed], empty until the first `stamp()`
     _stamp: list[datetime] = field(default_factory=list, repr=False, compare=False)
     _stamp_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -63,15 +73,19 @@ class RunClock:
     def stamp(self) -> datetime:
         """The time the run's snapshots and records are stamped with (module docstring): ours, or when
         the clocks disagree the API's: its first `Date` of the run plus the time our clock measured
-        since, fixed at the first call (one value for the whole run; two runs of a server whose clock
-        stands still, such as a paused sandbox, still get two values)."""
+        since, fixed at the first call (one value for the whole run). Never at or before `floor`: a
+        server whose clock stands still (a paused sandbox) or steps back still gives each run a later
+        stamp than the one before, one microsecond after it at least."""
         with self._stamp_lock:
             if not self._stamp:
                 first = self.server.first
                 if first is not None and self.disagrees():
-                    self._stamp.append(first.server + (datetime.now(UTC) - first.ours))
+                    stamp = first.server + (datetime.now(UTC) - first.ours)
                 else:
-                    self._stamp.append(datetime.fromtimestamp(self.started_at.timestamp(), UTC))
+                    stamp = datetime.fromtimestamp(self.started_at.timestamp(), UTC)
+                if self.floor is not None and stamp <= self.floor:
+                    stamp = self.floor + timedelta(microseconds=1)
+                self._stamp.extend((stamp, datetime.now(UTC)))  # the stamp, when it was fixed by ours
             return self._stamp[0]
 
     def skew_seconds(self) -> float | None:
@@ -81,12 +95,12 @@ class RunClock:
 
     def now(self) -> datetime:
         """Now on the clock the run's stamp is on: the stamp plus the time our clock measured since it was
-        fixed (so `now() >= stamp()` within a run, on either clock)."""
+        fixed (so `now() >= stamp()` within a run, on either clock, floored or not)."""
         stamp = self.stamp()
-        first = self.server.first
-        if first is not None and self.disagrees():
-            return first.server + (datetime.now(UTC) - first.ours)
-        return max(stamp, datetime.now(UTC))
+        moved = stamp + (datetime.now(UTC) - self._stamp[1])
+        if self.disagrees():
+            return moved
+        return max(moved, datetime.now(UTC))
 
     def skew_line(self) -> str | None:
         """The summary's line about the two clocks, when they disagree beyond the tolerance."""
@@ -108,3 +122,14 @@ def _span(delta: timedelta) -> str:
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} hours"
     return f"{seconds} s"
+
+
+def latest_stamp(source_state: Mapping[str, Any], keys: Iterable[str]) -> datetime | None:
+    """The latest time in the source state's ISO time tables `keys` (resource -> time), if any."""
+    times = [
+        datetime.fromisoformat(value).astimezone(UTC)
+        for key in keys
+        for value in (source_state.get(key) or {}).values()
+        if value
+    ]
+    return max(times, default=None)

@@ -15,6 +15,8 @@ ARGS = ["sync", "--no-progress", "--resources", "products,transfers,subscription
 
 
 def runs(database: str) -> list[tuple[object, ...]]:
+    """The rows by run, the runs numbered in the order of their `run_started_at` (the sandbox's clock
+    stands still between runs: each run's stamp is still later than the one before, `runclock.py`)."""
     with duckdb.connect(database, read_only=True) as connection:
         return connection.execute(
             "select dense_rank() over (order by run_started_at), resource, status, message, requests "

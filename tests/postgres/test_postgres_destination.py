@@ -440,8 +440,11 @@ def test_the_run_and_freshness_records_load_into_postgres(synced: Synced) -> Non
         destination=synced.postgres.pipeline.destination,
         dataset_name="records_check",
     )
-    for _ in range(2):
-        assert record_run(pipeline, outcome_rows(result, None, run_started_at()), result.freshness)
+    rows = outcome_rows(result, None, run_started_at())
+    # two runs' records: the same outcomes, the second run stamped a second later than the first
+    later = [{**row, "run_started_at": row["run_started_at"] + dt.timedelta(seconds=1)} for row in rows]
+    for records in (rows, later):
+        assert record_run(pipeline, records, result.freshness)
     _, freshness = pg_query(
         synced.server,
         "select table_name, refresh, not_fetched from records_check._platform_freshness order by 1",

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from sources.platform.cursor import Cursor
 from sources.platform.fastpath.batches import observe_newest
-from sources.platform.runclock import RunClock
+from sources.platform.runclock import RUN_STAMPS_KEY, RunClock, latest_stamp
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.servertime import ServerTime, parse_http_date
 
@@ -65,6 +65,30 @@ def test_stamps_follow_the_api_only_beyond_the_tolerance_and_the_summary_says_so
     assert behind.skew_line() is not None and "behind ours" in behind.skew_line()  # type: ignore[operator]
     close = clock_with(OURS + timedelta(seconds=60 - 2))  # read 2 s after our start: 60 s apart
     assert (close.stamp(), close.skew_line()) == (OURS, None)
+
+
+def test_each_run_is_stamped_after_the_one_before_whatever_the_apis_clock_does() -> None:
+    """A server whose clock stands still between runs (our sandbox's, paused) or steps back: the stamp
+    of a run is later than the stamp the earlier run kept in the source state (its floor), by 1 us at
+    least, and is the clock's own when that is later (issue 25: `_platform_sync_runs` ordered by
+    `run_started_at` listed the second of two runs first)."""
+    earlier = datetime.now(UTC).replace(microsecond=0) - timedelta(days=200)
+    # the run before was stamped 5 s after its first answer, dated `earlier`
+    kept = {
+        RUN_STAMPS_KEY: {"products": (earlier + timedelta(seconds=5)).isoformat(), "sales": ""},
+        "last_read_at": {"products": (earlier + timedelta(seconds=4)).isoformat()},
+    }
+    floor = latest_stamp(kept, (RUN_STAMPS_KEY, "last_read_at"))
+    assert floor == earlier + timedelta(seconds=5)
+    for server in (earlier, earlier - timedelta(hours=1)):  # the clock stood still; it stepped back
+        readings = ServerTime()
+        readings.observe(server.strftime("%a, %d %b %Y %H:%M:%S GMT"), datetime.now(UTC))
+        again = RunClock(datetime.now(UTC), readings, timedelta(seconds=300), floor=floor)
+        assert again.stamp() == floor + timedelta(microseconds=1)
+        assert again.now() >= again.stamp()
+    moved_on = RunClock(OURS, clock_with(OURS).server, timedelta(seconds=300), floor=floor)
+    assert moved_on.stamp() == OURS  # later than the floor: the clock's own
+    assert latest_stamp({}, (RUN_STAMPS_KEY,)) is None
 
 
 def test_a_value_past_the_bound_loads_but_never_moves_the_cursor() -> None:

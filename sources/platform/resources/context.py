@@ -37,6 +37,7 @@ from sources.platform.resources.store_sale_ids import (
 )
 from sources.platform.resources.stream import Stream
 from sources.platform.retired import Retirements
+from sources.platform.runclock import RUN_STAMPS_KEY
 from sources.platform.settings import SourceSettings
 from sources.platform_client.client import PageDecode, PlatformClient
 from sources.platform_client.operations import OPERATIONS_BY_NAME
@@ -151,6 +152,7 @@ class SourceContext:
         (`note_stamp`: no answer in the whole run, the stamp is ours)."""
         selected = selected_resources()
         with self._lock:
+            self._stamp_notes.append((RUN_STAMPS_KEY, resource))  # the next run's floor (`runclock.py`)
             self._finished.add(resource)
             done = selected is not None and selected <= self._finished
         if done:
