@@ -31,7 +31,7 @@ from bench.soak_compare import TableDivergence, divergence, stale_fields
 from sandbox.world.clock import iso, to_ms
 from sandbox.world.unruly import UnrulyWorld
 
-# One soak for the module: under `-n 2 --dist loadgroup` (make unit) its tests stay in one worker.
+# One soak for the module: under `--dist loadgroup` (make unit) its tests stay in one worker.
 pytestmark = [pytest.mark.soak, pytest.mark.xdist_group("soak"), pytest.mark.timeout(1200)]
 
 SETTINGS = SoakSettings(seed=1, scale=200, days=20, sales_max_requests=100, sales_reverify_share=0.5)
