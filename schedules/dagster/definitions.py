@@ -83,10 +83,8 @@ DBT_PROJECT = DbtProject(
 DBT_EXECUTABLE = str(Path(sys.executable).with_name("dbt"))
 
 
-def _dbt(profiles_dir: Path = DBT_PROFILES_DIR) -> DbtCliResource:
-    return DbtCliResource(
-        project_dir=DBT_PROJECT, profiles_dir=str(profiles_dir), dbt_executable=DBT_EXECUTABLE
-    )
+def _dbt(profiles_dir: Path = DBT_PROFILES_DIR, project: DbtProject = DBT_PROJECT) -> DbtCliResource:
+    return DbtCliResource(project_dir=project, profiles_dir=str(profiles_dir), dbt_executable=DBT_EXECUTABLE)
 
 
 def _spec_source() -> DltSource:
@@ -180,20 +178,29 @@ class RawTablesFromDlt(DagsterDbtTranslator):
         return MODELS_AFTER_THE_ACCOUNTS if ACCOUNTS else None
 
 
-def _manifest() -> Path:
+def parsed_manifest(project: DbtProject = DBT_PROJECT) -> Path:
     """dbt's manifest, parsed again when a file of the dbt project is newer (`dbt parse` needs no
-    connection)."""
-    manifest = DBT_PROJECT.manifest_path
+    connection). Parsed into a folder of this process's own, then moved into place in one step: the
+    code location loads in every process Dagster starts (each partition's run, each step of the
+    multiprocess executor), and one reading the manifest while another was writing it read it cut
+    short (orjson: unexpected end of data)."""
+    manifest = project.manifest_path
+    folder = Path(project.project_dir)
     files = [
-        p for p in DBT_PROJECT_DIR.rglob("*.*") if p.suffix in (".sql", ".yml") and "target" not in p.parts
+        p
+        for p in folder.rglob("*.*")
+        if p.suffix in (".sql", ".yml") and p.relative_to(folder).parts[0] not in ("target", "logs")
     ]
     if not manifest.exists() or max(p.stat().st_mtime for p in files) > manifest.stat().st_mtime:
-        _dbt().cli(["parse", "--quiet"], target_path=DBT_PROJECT.target_path).wait()
-    return DBT_PROJECT.manifest_path
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=manifest.parent.parent, prefix=".parse-") as private:
+            _dbt(project=project).cli(["parse", "--quiet"], target_path=Path(private)).wait()
+            os.replace(Path(private) / "manifest.json", manifest)
+    return manifest
 
 
 @dbt_assets(
-    manifest=_manifest(),
+    manifest=parsed_manifest(),
     project=DBT_PROJECT,
     dagster_dbt_translator=RawTablesFromDlt(),
     pool=MODELS_GROUP,
