@@ -33,6 +33,38 @@ def test_the_pseudonym_is_the_keyed_hash_of_the_normalised_value() -> None:
     assert other.pseudonym("emails", "ana@example.com") != ON.pseudonym("emails", "ana@example.com")
 
 
+@pytest.mark.parametrize("length", [16, 63, 64, 65, 200])
+def test_pseudonyms_are_hmac_sha256_for_keys_of_every_length(length: int) -> None:
+    """Computed from HMAC's two keyed states (a key longer than SHA-256's block is hashed first): the
+    pseudonyms of data loaded before stay the same."""
+    key = ("0123456789abcdef" * 13)[:length]
+    settings = parse_privacy({"names": "hash"}, key)
+    values = ["Ana Lima", "  JOÃO  da Silva ", "Straße", "", "ana lima"]
+    reference = [
+        hmac.new(key.encode(), f"names\x00{n}".encode(), hashlib.sha256).hexdigest()[:32]
+        for n in ("ana lima", "joão da silva", "strasse", "", "ana lima")
+    ]
+    assert settings.pseudonyms("names", values) == reference
+    assert [settings.pseudonym("names", v) for v in values] == reference
+
+
+def test_a_batch_larger_than_the_cache_is_hashed_whole_and_the_cache_stays_bounded(monkeypatch) -> None:
+    monkeypatch.setattr("sources.platform.privacy.scrub._CACHE_LIMIT", 3)
+    scrubber = Scrubber(ON)
+    values = [f"person{i}@example.com" for i in (1, 2, 3, 4, 5, 1, 2)]
+    reference = [ON.pseudonym("emails", v) for v in values]
+    assert scrubber.pseudonyms("emails", values) == reference  # 5 distinct values: none kept
+    assert scrubber.pseudonyms("emails", values[:2]) == reference[:2]  # kept
+    assert scrubber.pseudonyms("emails", values[2:4]) == reference[2:4]  # 4 > 3: emptied first
+    column = pa.chunked_array([values[:4], values[4:]])
+    assert (
+        scrubber.table(pa.table({"buyer__email": column}), personal_columns(Sale, "sales"))
+        .column("buyer__email")
+        .to_pylist()
+        == reference
+    )
+
+
 @pytest.mark.parametrize(
     ("privacy", "key", "message"),
     [

@@ -35,7 +35,7 @@ from sources.platform.privacy.fields import (
 from sources.platform.privacy.settings import BLOCK, HASH, KEEP, PrivacySettings
 
 Forgotten = Mapping[str, frozenset[str]]  # identifying group -> pseudonyms of the forgotten people
-_CACHE_LIMIT = 100_000  # pseudonyms kept (about 15 MB): people repeat across pages
+_CACHE_LIMIT = 20_000  # pseudonyms kept per group (five: about 15 MB in all): people repeat across rows
 STATE_KEY = "privacy"  # in the source's state: the settings the loaded data was written with
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
@@ -52,7 +52,7 @@ class Scrubber:
         self._anyone_forgotten = False
         self._modes = {group: settings.mode(group) for group in GROUPS}
         self._lock = threading.Lock()
-        self._cache: dict[tuple[str, str], str] = {}
+        self._caches: dict[str, dict[str, str]] = {group: {} for group in GROUPS}
         self._noted = False
         self._count_lock = threading.Lock()
         self.reforgotten = 0  # people blanked again on the way in, this run
@@ -94,13 +94,20 @@ class Scrubber:
     # --- single values ---
 
     def pseudonym(self, group: str, value: str) -> str:
-        cached = self._cache.get((group, value))
-        if cached is None:
-            cached = self.settings.pseudonym(group, value)
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[(group, value)] = cached
-        return cached
+        return self.pseudonyms(group, [value])[0]
+
+    def pseudonyms(self, group: str, values: list[str]) -> list[str]:
+        """The pseudonym of each value, in order. The values not in the group's cache are hashed together
+        (each once) and kept, unless they alone are more than the cache holds."""
+        known = self._caches[group]
+        missing = list(dict.fromkeys(value for value in values if value not in known))
+        hashed = dict(zip(missing, self.settings.pseudonyms(group, missing), strict=True))
+        if hashed and len(hashed) <= _CACHE_LIMIT:
+            if len(known) + len(hashed) > _CACHE_LIMIT:
+                known.clear()
+            known.update(hashed)
+        # another thread may have emptied the cache since: a value found in neither is hashed again
+        return [hashed.get(v) or known.get(v) or self.settings.pseudonym(group, v) for v in values]
 
     def value(self, group: str, value: Any) -> Any:
         """The value as it is loaded: kept, its pseudonym, or None."""
@@ -228,7 +235,9 @@ class Scrubber:
             return column
         text = column.cast(pa.string()) if column.type != pa.string() else column
         encoded = text.combine_chunks().dictionary_encode()
-        mapped = pa.array([self.pseudonym(group, v) for v in encoded.dictionary.to_pylist()], pa.string())
+        # each distinct value of the batch hashed once, without the cache: a batch's values are mostly
+        # new ones (a cache of a million rows' people would not fit), and looking each up costs more
+        mapped = pa.array(self.settings.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
         return mapped.take(encoded.indices)
 
     def _forgotten_rows(self, table: pa.Table, person: PersonColumns) -> pa.Array | None:
@@ -241,7 +250,7 @@ class Scrubber:
                 continue
             encoded = table.column(name).cast(pa.string()).combine_chunks().dictionary_encode()
             hit = pa.array(
-                [self.pseudonym(group, v) in ids for v in encoded.dictionary.to_pylist()], pa.bool_()
+                [p in ids for p in self.pseudonyms(group, encoded.dictionary.to_pylist())], pa.bool_()
             )
             rows = pc.fill_null(hit.take(encoded.indices), False)
             mask = rows if mask is None else pc.or_(mask, rows)

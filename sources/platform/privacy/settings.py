@@ -8,10 +8,12 @@ group is part of the message, so an email's pseudonym never equals a document's.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sources.platform.privacy.fields import ADDRESSES, DOCUMENTS, EMAILS, GROUPS, NAMES, PHONES
@@ -26,18 +28,35 @@ KEY_HINT = "privacy_key under [sources.platform] in .dlt/secrets.toml (or SOURCE
 
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
 _NOT_DIGIT = re.compile(r"[^0-9]")
+# HMAC (RFC 2104) over SHA-256: the key padded to the hash's block, XORed with these bytes
+_BLOCK = 64
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
+
+
+def _email(value: str) -> str:
+    return value.strip().lower()
+
+
+def _document(value: str) -> str:
+    return _NOT_ALNUM.sub("", value).upper()
+
+
+def _phone(value: str) -> str:
+    return _NOT_DIGIT.sub("", value)
+
+
+def _words(value: str) -> str:
+    return " ".join(value.split()).casefold()
+
+
+_NORMALISERS: dict[str, Callable[[str], str]] = {EMAILS: _email, DOCUMENTS: _document, PHONES: _phone}
 
 
 def normalise(group: str, value: str) -> str:
     """The form two spellings of one value share: a CPF without punctuation, an email lowercased and
     trimmed, a phone's digits, a name or an address with single spaces, case folded."""
-    if group == EMAILS:
-        return value.strip().lower()
-    if group == DOCUMENTS:
-        return _NOT_ALNUM.sub("", value).upper()
-    if group == PHONES:
-        return _NOT_DIGIT.sub("", value)
-    return " ".join(value.split()).casefold()
+    return _NORMALISERS.get(group, _words)(value)
 
 
 @dataclass(frozen=True)
@@ -57,10 +76,34 @@ class PrivacySettings:
 
     def pseudonym(self, group: str, value: str) -> str:
         """The keyed hash of the normalised value (requires the key)."""
+        return self.pseudonyms(group, (value,))[0]
+
+    def pseudonyms(self, group: str, values: Iterable[str]) -> list[str]:
+        """`pseudonym` of each value, in order: HMAC-SHA256 from the two keyed states of `_pads`, copied
+        per value (0.65 µs a value, against 1.9 for `hmac.digest`, which sets OpenSSL's key up each time;
+        a million rows name millions of people's values)."""
+        inner_state, outer_state = self._pads
+        new_inner, new_outer = inner_state.copy, outer_state.copy
+        prefix = f"{group}\x00"
+        clean = _NORMALISERS.get(group, _words)
+        hashed: list[str] = []
+        append = hashed.append
+        for value in values:
+            inner = new_inner()
+            inner.update((prefix + clean(value)).encode())
+            outer = new_outer()
+            outer.update(inner.digest())
+            append(outer.hexdigest()[:PSEUDONYM_HEX])
+        return hashed
+
+    @cached_property
+    def _pads(self) -> tuple[Any, Any]:
+        """SHA-256 after the key XOR ipad, and after the key XOR opad: HMAC's two keyed states."""
         if self.key is None:
             raise ConfigurationError(f"privacy: a pseudonym needs {KEY_HINT}")
-        message = f"{group}\x00{normalise(group, value)}".encode()
-        return hmac.digest(self.key, message, "sha256").hex()[:PSEUDONYM_HEX]
+        key = hashlib.sha256(self.key).digest() if len(self.key) > _BLOCK else self.key
+        key = key.ljust(_BLOCK, b"\0")
+        return hashlib.sha256(key.translate(_IPAD)), hashlib.sha256(key.translate(_OPAD))
 
     def key_id(self) -> str | None:
         """Names the key without revealing it (recorded with the data: a changed key is noticed)."""
