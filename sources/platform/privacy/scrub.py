@@ -94,7 +94,15 @@ class Scrubber:
     # --- single values ---
 
     def pseudonym(self, group: str, value: str) -> str:
-        return self.pseudonyms(group, [value])[0]
+        """One value's pseudonym through the group's cache (the rows dlt normalizes, one value at a time)."""
+        known = self._caches[group]
+        cached = known.get(value)
+        if cached is None:
+            cached = self.settings.pseudonym(group, value)
+            if len(known) >= _CACHE_LIMIT:
+                known.clear()
+            known[value] = cached
+        return cached
 
     def pseudonyms(self, group: str, values: list[str]) -> list[str]:
         """The pseudonym of each value, in order. The values not in the group's cache are hashed together
