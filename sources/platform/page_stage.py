@@ -21,6 +21,7 @@ from sources.platform.fastpath.columnar import packed_pages
 from sources.platform.fastpath.new_fields import NewFields
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.fastpath.page_decoding import DecodedPage, PackedResource, PageJob
+from sources.platform.privacy import PrivacySettings
 from sources.platform.records import DepartureSink, RecordReader
 from sources.platform_client.client import PageDecode
 from sources.platform_client.paging import Page
@@ -33,10 +34,12 @@ def helper_decode(
     tolerant: bool,
     extra: Mapping[str, Any] | None = None,
     cursor: tuple[str, ...] | None = None,
+    privacy: PrivacySettings | None = None,
 ) -> PageDecode | None:
     """The hook through which a walk over the stream's pages hands their bodies to the helper processes,
     if it can: there are helpers and the stream's model is flat. The rows whose `cursor` field departs
-    from the spec come back apart (`DecodedPage.cursor_departed`)."""
+    from the spec come back apart (`DecodedPage.cursor_departed`). With `privacy` (some group hashed)
+    the helpers pseudonymise the tables they pack."""
     if decoder is None or stream.columnar_layout() is None:
         return None
     load_id = current_load_id()
@@ -44,7 +47,7 @@ def helper_decode(
     def decode(content: bytes, number: int) -> Page | None:
         if number < decoder.from_page:
             return None
-        return decoder.decode(PageJob(stream, number, content, extra, load_id, tolerant, cursor))
+        return decoder.decode(PageJob(stream, number, content, extra, load_id, tolerant, cursor, privacy))
 
     return decode
 

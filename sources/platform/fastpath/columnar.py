@@ -243,23 +243,30 @@ def packed_pages(
     count = 0
     few: list[dict[str, Any]] = []
 
-    def pack(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-        nonlocal count
+    def add(table: pa.Table) -> Iterator[pa.Table]:
+        nonlocal buffered, count
+        if buffered and table.schema.metadata != buffered[0].schema.metadata:
+            # a table a helper pseudonymised says so in its metadata (`privacy.scrub`), which a joined
+            # table takes from its first part: a table is joined only with tables of its metadata
+            yield _joined(buffered)
+            buffered, count = [], 0
+        buffered.append(table)
+        count += table.num_rows
+
+    def pack(rows: list[dict[str, Any]]) -> Iterator[Any]:
         table, rest = split_page(layout, rows, load_id)
         extended = None
         if rest and new_fields is not None:
             extended, rest = new_fields.pack(rest, load_id)
         for packed in (table, extended):
             if packed is not None:
-                buffered.append(packed)
-                count += packed.num_rows
+                yield from add(packed)
         if rest:
             yield rest
 
     for rows in pages:
         if isinstance(rows, pa.Table):
-            buffered.append(rows)
-            count += rows.num_rows
+            yield from add(rows)
         elif len(rows) < FEW_ROWS:
             few.extend(rows)
             if len(few) < GATHERED_ROWS:

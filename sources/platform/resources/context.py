@@ -128,7 +128,11 @@ class SourceContext:
         """How a walk over the stream's pages hands them to the helper processes, if it can
         (`page_stage.helper_decode`); not when `arrow_pages` is off."""
         decoder = self.decoder if self.settings.arrow_pages else None
-        return helper_decode(decoder, stream, tolerant=not self.settings.strict, extra=extra, cursor=cursor)
+        scrubber = self.report.privacy
+        privacy = scrubber.settings if scrubber is not None and scrubber.settings.hashes else None
+        return helper_decode(
+            decoder, stream, tolerant=not self.settings.strict, extra=extra, cursor=cursor, privacy=privacy
+        )
 
     def batches(
         self,
