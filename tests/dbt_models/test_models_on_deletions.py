@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from pipelines.dbt.runner import run_models
-from tests.dbt import raw_fixture
+from tests.support import raw_fixture
 
 pytestmark = pytest.mark.xdist_group("dbt_models_deletions")
 

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from pipelines.dbt.runner import ModelsResult, run_models
-from tests.dbt import drift_fixture, raw_fixture
+from tests.support import drift_fixture, raw_fixture
 
 pytestmark = pytest.mark.xdist_group("dbt_models_drift")
 

@@ -26,7 +26,7 @@ import duckdb
 import pytest
 
 from pipelines.dbt.runner import DBT_PROJECT_DIR, ModelsResult, headline_figures, run_models
-from tests.dbt import raw_fixture
+from tests.support import raw_fixture
 
 pytestmark = pytest.mark.xdist_group("dbt_models_fixture")
 

@@ -17,7 +17,7 @@ from pipelines.dbt.runner import headline_figures, run_models
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import running_sandbox
 from sandbox.world import SyntheticWorld
-from tests.e2e.conftest import source_options
+from tests.support.sync_helpers import source_options
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("dbt_models_sandbox")]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.conftest import PROJECT_ROOT
+from tests.support.cli import PROJECT_ROOT
 
 pytestmark = pytest.mark.xdist_group("airflow")
 OVERLAY = Path(sys.prefix) / "airflow-overlay"

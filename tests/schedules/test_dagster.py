@@ -12,8 +12,8 @@ import duckdb
 
 from sandbox.running import running_sandbox
 from sources.platform.resources import STREAMS
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import PROJECT_ROOT, cli_env
+from tests.support.cli import PROJECT_ROOT, cli_env
+from tests.support.sync_helpers import source_options
 
 DAGSTER = str(Path(sys.executable).with_name("dagster"))
 DEFINITIONS = PROJECT_ROOT / "schedules" / "dagster" / "definitions.py"

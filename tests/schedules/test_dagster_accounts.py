@@ -28,11 +28,11 @@ import tomlkit
 from pipelines.dbt.runner import run_models
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import SandboxHandle, running_sandbox
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import PROJECT_ROOT
-from tests.postgres.server import PostgresServer, running_postgres
-from tests.postgres.test_postgres_destination import canonical_rows
-from tests.warehouses import MODELS_ONLY, RUN_STAMPS
+from tests.pipelines.sync.test_postgres_destination import canonical_rows
+from tests.support.cli import PROJECT_ROOT
+from tests.support.postgres_server import PostgresServer, running_postgres
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import MODELS_ONLY, RUN_STAMPS
 
 # three syncs, two references and two dbt builds on PostgreSQL: minutes on a loaded machine
 pytestmark = [pytest.mark.xdist_group("dagster_accounts"), pytest.mark.timeout(1200)]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.ops.conftest import PROJECT_ROOT
+from tests.support.cli import PROJECT_ROOT
 
 ACTIONLINT = str(Path(sys.executable).with_name("actionlint"))
 WORKFLOW = PROJECT_ROOT / "schedules" / "github-actions" / "platform-sync.yml"

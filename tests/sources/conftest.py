@@ -176,8 +176,7 @@ def clock_factory() -> type[FakeClock]:
     return FakeClock
 
 
-# Helpers are handed out as fixtures: `tests/` is not a package, and importing `conftest` by name would
-# collide with the other folders' conftest modules.
+# Helpers are handed out as fixtures: the tests under tests/sources take them by name, without an import.
 
 
 @pytest.fixture

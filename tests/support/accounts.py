@@ -3,22 +3,20 @@ token is its own environment variable (ACCOUNTS__<NAME>__ACCESS_TOKEN)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pytest
 import tomlkit
 
 from sandbox.options import catalog_source_options
-from sandbox.running import SandboxHandle, running_sandbox
-from tests.warehouses import RUN_STAMPS
+from sandbox.running import SandboxHandle
+from tests.support.warehouses import RUN_STAMPS
 
 CLI = [sys.executable, "-m", "pipelines.cli"]
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -41,16 +39,6 @@ class World:
             **catalog_source_options(self.sandbox.catalog()),
             "rate_limit_time_scale": TIME_SCALE,
         }
-
-
-@pytest.fixture(scope="module")
-def worlds() -> Iterator[dict[str, World]]:
-    with contextlib.ExitStack() as stack:
-        handles = {
-            name: stack.enter_context(running_sandbox(seed=seed, scale=SCALE, time_scale=TIME_SCALE))
-            for name, seed in SEEDS.items()
-        }
-        yield {name: World(name, handle, handle.token()) for name, handle in handles.items()}
 
 
 def base_env(folder: Path) -> dict[str, str]:

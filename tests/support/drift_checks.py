@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import spec_shapes as shapes
-from conftest import Api
+from tests.support import spec_shapes as shapes
+from tests.support.sandbox_api import Api
 
 # The read operations, their spec shape and the contract's exceptions to it.
 SHAPES: dict[str, dict[str, Any]] = {

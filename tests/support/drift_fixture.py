@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.dbt import raw_fixture
-from tests.dbt.raw_fixture import money, ts
+from tests.support import raw_fixture
+from tests.support.raw_fixture import money, ts
 
 OLDER_LOAD_ID = "1779000000.000000"  # eleven days before raw_fixture.LOAD_ID
 

@@ -3,18 +3,16 @@ and each cell a sync of the same world through a fault, then a clean rerun that 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import dlt
-import pytest
 
 from pipelines.sync.platform_pipeline import SyncResult, sync
 from sandbox.running import SandboxHandle, running_sandbox
-from tests.e2e.conftest import source_options
-from tests.warehouses import assert_exact
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import assert_exact
 
 SEED, SCALE = 3, 100  # about 230 requests and 2 s per sync
 TIME_SCALE = 600.0  # rate-limit windows of 0.1 s
@@ -62,19 +60,3 @@ def rerun_clean(pipeline: dlt.Pipeline, handle: SandboxHandle, reference: Refere
     assert result.report.failed == {} and result.report.skipped == {}, result.report.failed
     assert_exact(database_of(pipeline), reference.database)
     return result
-
-
-@pytest.fixture(scope="session")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
-    folder = tmp_path_factory.mktemp("reference")
-    pipeline = pipeline_in(folder)
-    with world() as handle:
-        result = run(pipeline, handle)
-    assert result.report.failed == {} and result.report.skipped == {} and not result.is_partial
-    return Reference(database_of(pipeline), dict(result.requests))
-
-
-@pytest.fixture
-def sandbox() -> Iterator[SandboxHandle]:
-    with world() as handle:
-        yield handle

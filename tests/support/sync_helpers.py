@@ -1,38 +1,19 @@
+"""The e2e world's scale and source options, and reading a synced DuckDB warehouse (the fixtures that start
+the sandbox and make the pipeline: tests/pipelines/sync/conftest.py)."""
+
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import dlt
 import duckdb
-import pytest
 
 from sandbox.options import catalog_source_options
-from sandbox.running import SandboxHandle, running_sandbox
-from tests.warehouses import RUN_STAMPS
+from sandbox.running import SandboxHandle
+from tests.support.warehouses import RUN_STAMPS
 
 E2E_SCALE = 400
 E2E_TIME_SCALE = 600.0  # rate-limit windows of 0.1 s: the limits still bind, the tests stay fast
-
-
-@pytest.fixture
-def sandbox() -> Iterator[SandboxHandle]:
-    with running_sandbox(seed=3, scale=E2E_SCALE, time_scale=E2E_TIME_SCALE) as handle:
-        yield handle
-
-
-@pytest.fixture
-def make_pipeline(tmp_path: Path):  # type: ignore[no-untyped-def]
-    def factory(name: str = "platform_sync") -> dlt.Pipeline:
-        return dlt.pipeline(
-            pipeline_name=name,
-            destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
-            dataset_name="platform_raw",
-            pipelines_dir=str(tmp_path / "pipelines"),
-        )
-
-    return factory
 
 
 def source_options(handle: SandboxHandle, token: str, **overrides: Any) -> dict[str, Any]:

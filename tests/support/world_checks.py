@@ -8,10 +8,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-import spec_shapes as shapes
-
 from sandbox.world import SyntheticWorld
 from sandbox.world.api import Listing
+from tests.support import spec_shapes as shapes
 
 EPOCH_START = datetime(2000, 1, 1, tzinfo=UTC)
 FAR = datetime(2100, 1, 1, tzinfo=UTC)

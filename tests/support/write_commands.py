@@ -10,7 +10,7 @@ import httpx
 
 from sandbox.running import SandboxHandle
 from sandbox.world.people import make_cpf
-from tests.e2e.test_cli import cli_env
+from tests.pipelines.cli.test_cli import cli_env
 
 FIELDS = ("name", "email", "document", "phone")
 

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from sources.platform_client.operations import OPERATIONS
-from tests.accounts.conftest import (
+from tests.support.accounts import (
     SEEDS,
     World,
     accounts_project,
@@ -21,7 +21,7 @@ from tests.accounts.conftest import (
     schema_tables,
     single_account_env,
 )
-from tests.warehouses import MODELS_ONLY_ENV
+from tests.support.warehouses import MODELS_ONLY_ENV
 
 pytestmark = pytest.mark.xdist_group("accounts")
 

@@ -13,7 +13,7 @@ import dlt
 import pytest
 import tomlkit
 
-from tests.accounts.conftest import base_env, run_cli
+from tests.support.accounts import base_env, run_cli
 
 pytestmark = pytest.mark.xdist_group("accounts")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from tests.accounts.conftest import SEEDS, World, accounts_project, run_cli
-from tests.postgres.server import running_postgres
+from tests.support.accounts import SEEDS, World, accounts_project, run_cli
+from tests.support.postgres_server import running_postgres
 
 pytestmark = pytest.mark.xdist_group("accounts")
 

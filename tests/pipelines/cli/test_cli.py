@@ -15,11 +15,11 @@ import pytest
 
 from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
-from tests.e2e.conftest import query, source_options
-from tests.e2e.test_sync import assert_warehouse_matches_api
+from tests.pipelines.sync.test_sync import assert_warehouse_matches_api
+from tests.support.sync_helpers import query, source_options
 
 CLI = [sys.executable, "-m", "pipelines.cli"]
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
 def cli_env(tmp_path: Path, options: dict[str, object]) -> dict[str, str]:

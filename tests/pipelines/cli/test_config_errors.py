@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.running import SandboxHandle, running_sandbox
-from tests.ops.conftest import cli_env, run_cli
+from tests.support.cli import cli_env, run_cli
 
 
 @pytest.fixture(scope="module")

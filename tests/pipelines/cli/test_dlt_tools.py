@@ -11,8 +11,8 @@ from pathlib import Path
 import duckdb
 
 from sandbox.running import running_sandbox
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import cli_env, run_cli
+from tests.support.cli import cli_env, run_cli
+from tests.support.sync_helpers import source_options
 
 DLT = str(Path(sys.executable).with_name("dlt"))
 PIPELINE = ["pipeline", "platform_sync"]

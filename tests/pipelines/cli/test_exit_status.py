@@ -9,8 +9,8 @@ import pytest
 
 from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import cli_env, run_cli
+from tests.support.cli import cli_env, run_cli
+from tests.support.sync_helpers import source_options
 
 FAST = {"rate_limit_time_scale": 600}
 

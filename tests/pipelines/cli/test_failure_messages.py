@@ -13,9 +13,9 @@ import pytest
 
 from sandbox.running import SandboxHandle, running_sandbox
 from sources.platform_client.operations import OPERATIONS
-from tests.e2e.conftest import source_options
-from tests.faults.test_config_errors import CASES
-from tests.ops.conftest import cli_env, run_cli
+from tests.pipelines.cli.test_config_errors import CASES
+from tests.support.cli import cli_env, run_cli
+from tests.support.sync_helpers import source_options
 
 FAST = {"rate_limit_time_scale": 600, "max_retries": 1}
 HOLD_OPEN = "print('open', flush=True); sys.stdin.read()"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from sandbox.running import SandboxHandle, running_sandbox
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import PLATFORM_SYNC, cli_env, run_cli
+from tests.support.cli import PLATFORM_SYNC, cli_env, run_cli
+from tests.support.sync_helpers import source_options
 
 SLOW = 60  # rate-limit windows of 1 s: the sale details keep the extract busy for a few seconds
 PLAIN_LINE = re.compile(

@@ -11,7 +11,7 @@ import pytest
 from pipelines.cli import extras
 from pipelines.sync.platform_pipeline import make_pipeline
 from sources.platform_client.errors import ConfigurationError
-from tests.ops.conftest import run_cli
+from tests.support.cli import run_cli
 
 # The run locks (pipelines/sync/lock.py: the working folder's, the DuckDB file's) are coordination files, not
 # state: a command refused after taking them leaves them with no holder (`{"holders": []}`), as any

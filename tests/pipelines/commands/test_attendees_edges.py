@@ -9,8 +9,8 @@ import duckdb
 from sandbox.running import running_sandbox
 from sandbox.world import SyntheticWorld
 from sources.platform_client.operations import OPERATIONS
-from tests.e2e.test_cli import run_cli
-from tests.write.conftest import attendees, env_for, person, read_results, write_csv
+from tests.pipelines.cli.test_cli import run_cli
+from tests.support.write_commands import attendees, env_for, person, read_results, write_csv
 
 FAST = 600.0
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import duckdb
 
 from sandbox.running import running_sandbox
-from tests.e2e.test_cli import CLI, run_cli
-from tests.write.conftest import attendees, env_for, person, read_results, write_csv
+from tests.pipelines.cli.test_cli import CLI, run_cli
+from tests.support.write_commands import attendees, env_for, person, read_results, write_csv
 
 FAST = 600.0
 

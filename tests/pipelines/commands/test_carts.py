@@ -6,8 +6,8 @@ import json
 
 from sandbox.faults import FaultInjector, FaultSpec
 from sandbox.running import running_sandbox
-from tests.e2e.test_cli import run_cli
-from tests.write.conftest import env_for
+from tests.pipelines.cli.test_cli import run_cli
+from tests.support.write_commands import env_for
 
 FAST = 600.0
 

@@ -16,11 +16,11 @@ from pipelines.webhooks.store import DeliveryStore, parse_delivery
 from sandbox.running import running_sandbox
 from sandbox.world.people import People, Person
 from sources.platform.privacy import parse_privacy
-from tests.e2e.conftest import source_options
-from tests.e2e.test_cli import cli_env, run_cli, warehouse
-from tests.privacy.scan import sqlite_texts, warehouse_texts
-from tests.warehouses import MODELS_ONLY
-from tests.webhooks.conftest import envelope
+from tests.pipelines.cli.test_cli import cli_env, run_cli, warehouse
+from tests.support.privacy_scan import sqlite_texts, warehouse_texts
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import MODELS_ONLY
+from tests.support.webhooks import envelope
 
 # Several syncs and dbt builds in one test: beyond the suite's 300 s on a loaded machine. A group of its
 # own: it shares no fixture with test_sync_privacy.py, and the two in one group made one worker's longest

@@ -16,8 +16,8 @@ from pipelines.sync.platform_pipeline import make_pipeline
 from pipelines.webhooks.loader import load_deliveries
 from pipelines.webhooks.store import DeliveryStore, parse_delivery
 from sources.platform.privacy import configured_privacy, parse_privacy
-from tests.privacy.scan import sqlite_texts
-from tests.webhooks.conftest import envelope
+from tests.support.privacy_scan import sqlite_texts
+from tests.support.webhooks import envelope
 
 KEY = "privacy-key-for-tests-7f3a9c0d"
 SETTINGS = parse_privacy({"emails": "hash", "names": "hash"}, KEY)

@@ -21,11 +21,11 @@ from sandbox.world import SyntheticWorld
 from sandbox.world.clock import DAY, T0
 from sandbox.world.webhooks import world_moves
 from sources.platform.privacy import parse_privacy
-from tests.e2e.conftest import source_options
-from tests.e2e.test_cli import cli_env, run_cli
-from tests.privacy.scan import Truth, leaks, sqlite_texts, warehouse_texts
-from tests.webhooks.conftest import SECRET, envelope, free_port, running_receiver
-from tests.write.conftest import person, write_csv
+from tests.pipelines.cli.test_cli import cli_env, run_cli
+from tests.support.privacy_scan import Truth, leaks, sqlite_texts, warehouse_texts
+from tests.support.sync_helpers import source_options
+from tests.support.webhooks import SECRET, envelope, free_port, running_receiver
+from tests.support.write_commands import person, write_csv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("privacy_rewrite"), pytest.mark.timeout(1200)]
 

@@ -11,7 +11,7 @@ from pipelines.sync.deletions import mark_deletions
 from sources.platform.models import Departure
 from sources.platform.report import RunReport
 from sources.platform.seen_keys import SeenKeys
-from tests.e2e.conftest import query
+from tests.support.sync_helpers import query
 
 COLUMN = {"_platform_deleted_at": {"data_type": "timestamp", "timezone": True, "nullable": True}}
 FIRST = datetime(2026, 6, 15, tzinfo=UTC)

@@ -18,7 +18,7 @@ import pytest
 from sources.platform.fastpath.columnar import column_name
 from sources.platform.fastpath.new_fields import _dlt_type, _NotPackable
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCANNED = ("sources", "pipelines")
 
 # dlt's private names the project once used: patched, driven or mirrored (issue 28).

@@ -22,8 +22,8 @@ from pipelines.sync.platform_pipeline import SyncResult, sync
 from sandbox.running import SandboxHandle, running_sandbox
 from sources.platform.models import KINDS
 from sources.platform.resources import STREAMS
-from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, source_options
-from tests.warehouses import rows_by_record
+from tests.support.sync_helpers import E2E_SCALE, E2E_TIME_SCALE, source_options
+from tests.support.warehouses import rows_by_record
 
 DRIFT = 0.03
 RESOURCE_OF = {stream.operation: name for name, stream in STREAMS.items()}

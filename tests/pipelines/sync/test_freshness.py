@@ -18,11 +18,11 @@ from sandbox.world.world import SyntheticWorld
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY
 from sources.platform.resources import FULL_SCANS, STREAMS
 from sources.platform.settings import DEFAULT_CHEAP_SCAN_MAX_REQUESTS, FINAL_SALE_STATUSES
-from tests.e2e.api_truth import ApiTruth
-from tests.e2e.conftest import E2E_SCALE, ids, query, source_options
-from tests.e2e.test_cli import cli_env, run_cli
-from tests.e2e.test_rescan import first_sync, requests_by_operation, synced
-from tests.e2e.test_sync import assert_warehouse_matches_api
+from tests.pipelines.cli.test_cli import cli_env, run_cli
+from tests.pipelines.sync.test_rescan import first_sync, requests_by_operation, synced
+from tests.pipelines.sync.test_sync import assert_warehouse_matches_api
+from tests.support.api_truth import ApiTruth
+from tests.support.sync_helpers import E2E_SCALE, ids, query, source_options
 
 FANS = frozenset(name for name in FULL_SCANS if STREAMS[name].fans_out)  # one request per parent
 TRANSFERS = "/store/v1/financial/transfers"

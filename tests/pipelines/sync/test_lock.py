@@ -16,8 +16,8 @@ import pytest
 
 from pipelines.sync.lock import Holder, LockHeld, hold, holders
 from sandbox.running import running_sandbox
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import PLATFORM_SYNC, cli_env, in_folder, run_cli
+from tests.support.cli import PLATFORM_SYNC, cli_env, in_folder, run_cli
+from tests.support.sync_helpers import source_options
 
 # Rate-limit windows of 1 s: the sale details keep the first run busy for seconds, long enough to overlap.
 SLOW = 60

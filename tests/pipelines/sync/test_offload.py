@@ -14,7 +14,7 @@ from sandbox.running import running_sandbox
 from sources.platform.fastpath import offload
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.resources.store_sales import RUN_STARTED_KEY
-from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, source_options, warehouse_tables
+from tests.support.sync_helpers import E2E_SCALE, E2E_TIME_SCALE, source_options, warehouse_tables
 
 # Small pages, so that the flat lists of the small e2e world span many pages.
 ITEMS_PER_PAGE = 7

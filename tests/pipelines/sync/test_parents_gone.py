@@ -15,7 +15,7 @@ from pipelines.cli.summary import print_summary
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import SandboxHandle, running_sandbox
 from sandbox.world.gone import GoneWorld
-from tests.e2e.conftest import E2E_SCALE, E2E_TIME_SCALE, query, source_options
+from tests.support.sync_helpers import E2E_SCALE, E2E_TIME_SCALE, query, source_options
 
 RESOURCES = ["events", "event_attendees", "enrollments", "deliveries"]
 KEYS = {

@@ -30,8 +30,8 @@ from pipelines.dbt.freshness import source_freshness
 from pipelines.dbt.runner import ModelsResult, raw_tables, run_models
 from pipelines.sync.platform_pipeline import SyncResult, sync
 from sandbox.running import running_sandbox
-from tests.e2e.conftest import source_options
-from tests.postgres.server import PostgresServer, free_port
+from tests.support.postgres_server import PostgresServer, free_port
+from tests.support.sync_helpers import source_options
 
 pytestmark = pytest.mark.xdist_group("postgres")
 
@@ -278,7 +278,7 @@ def test_source_freshness_of_the_fresh_sync_passes_on_both_engines(synced: Synce
 
 # ------------------------------------------------------------------------------ `platform-sync models`
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+REPOSITORY = Path(__file__).resolve().parents[3]
 
 
 def platform_sync(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:

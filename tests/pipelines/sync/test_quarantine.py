@@ -10,8 +10,8 @@ import httpx
 
 from pipelines.sync.platform_pipeline import sync
 from sources.platform_client.client import PlatformClient
-from tests.e2e.conftest import query
-from tests.source.test_models import record
+from tests.sources.platform.models.test_models import record
+from tests.support.sync_helpers import query
 
 TOKEN = "secret-token-0123456789"
 

@@ -17,7 +17,7 @@ import pytest
 from pipelines.sync.platform_pipeline import sync
 from sources.platform.resources import STREAMS
 from sources.platform_client.client import PlatformClient
-from tests.e2e.conftest import ids, query, source_options
+from tests.support.sync_helpers import ids, query, source_options
 
 ITEMS_PER_PAGE = 5
 LATER = "2099-01-01T00:00:00.000Z"  # an updatedAt later than any the sandbox serves

@@ -18,10 +18,10 @@ from sources.platform import platform_source
 from sources.platform.rescan import LAST_SCANS_KEY, is_due
 from sources.platform.resources import FULL_SCANS, STREAMS
 from sources.platform_client.errors import ConfigurationError
-from tests.e2e.api_truth import ApiTruth
-from tests.e2e.conftest import ids, query, source_options
-from tests.e2e.test_cli import cli_env, run_cli, warehouse
-from tests.e2e.test_sync import assert_warehouse_matches_api
+from tests.pipelines.cli.test_cli import cli_env, run_cli, warehouse
+from tests.pipelines.sync.test_sync import assert_warehouse_matches_api
+from tests.support.api_truth import ApiTruth
+from tests.support.sync_helpers import ids, query, source_options
 
 # What the full scans request: their own operations, and the product listing the product snapshots walk.
 FULL_SCAN_OPERATIONS = frozenset(STREAMS[name].operation for name in FULL_SCANS)

@@ -13,9 +13,9 @@ from pipelines.sync.coverage import HOW_TO_COMPLETE
 from pipelines.sync.platform_pipeline import sync
 from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sandbox.world.world import SyntheticWorld
-from tests.e2e.conftest import E2E_SCALE, query, source_options
-from tests.e2e.test_cli import cli_env, run_cli
-from tests.e2e.test_rescan import requests_by_operation
+from tests.pipelines.cli.test_cli import cli_env, run_cli
+from tests.pipelines.sync.test_rescan import requests_by_operation
+from tests.support.sync_helpers import E2E_SCALE, query, source_options
 
 UNKNOWN_SALES = ["999000001", "999000002"]
 UNKNOWN_EVENT = "00000000-0000-4000-8000-00000000dead"

@@ -16,9 +16,9 @@ from pipelines.sync.coverage import HOW_TO_COMPLETE
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import running_sandbox
 from sources.platform.resources.financial_followups import DUE_KEY
-from tests.e2e.api_truth import ApiTruth
-from tests.e2e.conftest import E2E_TIME_SCALE, query, source_options
-from tests.e2e.test_rescan import requests_by_operation
+from tests.pipelines.sync.test_rescan import requests_by_operation
+from tests.support.api_truth import ApiTruth
+from tests.support.sync_helpers import E2E_TIME_SCALE, query, source_options
 
 BUDGET, SHARE = 60, 0.5
 RESERVE = math.ceil(BUDGET * SHARE)  # 30 sale details a run for the cycle (docs/contracts.md part 3)

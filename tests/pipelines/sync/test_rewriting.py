@@ -15,8 +15,8 @@ from pipelines.sync.privacy_rewrite import rewrite_companions, rewriting
 from pipelines.webhooks.loader import load_deliveries
 from pipelines.webhooks.store import DeliveryStore, parse_delivery
 from sources.platform.privacy import OFF, parse_privacy
-from tests.postgres.server import running_postgres
-from tests.webhooks.conftest import envelope
+from tests.support.postgres_server import running_postgres
+from tests.support.webhooks import envelope
 
 KEY = "privacy-key-for-tests-7f3a9c0d"
 

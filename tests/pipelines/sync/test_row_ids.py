@@ -7,7 +7,7 @@ import dlt
 
 from pipelines.sync.platform_pipeline import sync
 from sources.platform import platform_source
-from tests.e2e.conftest import query, source_options, warehouse_tables
+from tests.support.sync_helpers import query, source_options, warehouse_tables
 
 
 def test_every_table_has_dlt_row_ids_declared_and_unique(sandbox, make_pipeline):

@@ -8,8 +8,8 @@ import duckdb
 
 from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import cli_env, run_cli
+from tests.support.cli import cli_env, run_cli
+from tests.support.sync_helpers import source_options
 
 ARGS = ["sync", "--no-progress", "--resources", "products,transfers,subscriptions"]
 

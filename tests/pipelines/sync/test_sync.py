@@ -15,8 +15,8 @@ from sources.platform.resources import FULL_SCANS, STREAMS
 from sources.platform.resources.store_sale_ids import pending_sale_ids
 from sources.platform.settings import DEFAULT_CHEAP_SCAN_MAX_REQUESTS
 from sources.platform_client.operations import OPERATIONS
-from tests.e2e.api_truth import ApiTruth
-from tests.e2e.conftest import ids, query, source_options
+from tests.support.api_truth import ApiTruth
+from tests.support.sync_helpers import ids, query, source_options
 
 LISTED = {
     "products": "/store/v1/products",

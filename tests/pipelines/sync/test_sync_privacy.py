@@ -16,10 +16,10 @@ import pytest
 from pipelines.dbt.runner import headline_figures, run_models
 from sandbox.running import running_sandbox
 from sources.platform.privacy import parse_privacy
-from tests.e2e.conftest import source_options
-from tests.e2e.test_cli import cli_env, run_cli, warehouse
-from tests.privacy.scan import Truth, folder_texts, leaks, warehouse_texts
-from tests.warehouses import MODELS_ONLY
+from tests.pipelines.cli.test_cli import cli_env, run_cli, warehouse
+from tests.support.privacy_scan import Truth, folder_texts, leaks, warehouse_texts
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import MODELS_ONLY
 
 # Several syncs and dbt builds in one test: beyond the suite's 300 s on a loaded machine.
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("privacy_sandbox"), pytest.mark.timeout(1200)]

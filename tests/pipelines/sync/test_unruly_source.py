@@ -15,8 +15,8 @@ from pipelines.cli.summary import print_summary
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import SandboxHandle, running_sandbox
 from sources.platform_client.operations import OPERATIONS
-from tests.e2e.api_truth import ApiTruth
-from tests.e2e.conftest import E2E_TIME_SCALE, query, source_options
+from tests.support.api_truth import ApiTruth
+from tests.support.sync_helpers import E2E_TIME_SCALE, query, source_options
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
 FUTURE_SUBSCRIPTION = "200000015"  # updatedAt jumps to 2026-07-21T05:32:08.749Z at 2026-06-19T09:13:43Z
@@ -203,7 +203,7 @@ def test_deleted_records_are_marked_with_their_children_and_cleared_never_by_a_p
 def test_the_command_reports_deletions_future_records_and_the_clocks(unruly, tmp_path):
     """The real `platform-sync sync`: exit 0 (a departure or a deletion is no failure), and the summary
     names what was marked deleted, the record in the future and the API's clock behind ours."""
-    from tests.e2e.test_cli import cli_env, run_cli
+    from tests.pipelines.cli.test_cli import cli_env, run_cli
 
     options = {**source_options(unruly, unruly.token()), "course_ids": [], "rescan": True}
     env = cli_env(tmp_path, options)

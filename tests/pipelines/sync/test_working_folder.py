@@ -19,7 +19,7 @@ from pipelines.sync.platform_pipeline import (
 )
 from pipelines.sync.working_folder import WAREHOUSE_FILE, pipelines_dir_for
 from sandbox.running import running_sandbox
-from tests.e2e.conftest import query, source_options
+from tests.support.sync_helpers import query, source_options
 
 
 @pytest.fixture

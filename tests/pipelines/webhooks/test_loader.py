@@ -12,7 +12,7 @@ import duckdb
 
 from pipelines.webhooks.loader import load_deliveries
 from pipelines.webhooks.store import DeliveryStore, parse_delivery
-from tests.webhooks.conftest import PROJECT_ROOT, SECRET, envelope, free_port, receiver_env, running_receiver
+from tests.support.webhooks import PROJECT_ROOT, SECRET, envelope, free_port, receiver_env, running_receiver
 
 
 def test_load_merges_on_the_delivery_id_and_survives_a_crash_before_marking(tmp_path, monkeypatch):

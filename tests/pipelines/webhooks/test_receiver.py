@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from pipelines.webhooks.store import DeliveryStore
-from tests.webhooks.conftest import SECRET, envelope, running_receiver, sign
+from tests.support.webhooks import SECRET, envelope, running_receiver, sign
 
 
 def post(client: httpx.Client, url: str, body: bytes, signature: str | None) -> int:

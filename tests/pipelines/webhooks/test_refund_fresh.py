@@ -14,9 +14,9 @@ from sandbox.world import SyntheticWorld
 from sandbox.world.clock import DAY, to_ms
 from sandbox.world.webhooks import delivery_id
 from sources.platform.resources.store_sale_ids import pending_sale_ids
-from tests.e2e.conftest import query, source_options
-from tests.e2e.test_cli import cli_env, run_cli
-from tests.webhooks.conftest import SECRET, running_receiver
+from tests.pipelines.cli.test_cli import cli_env, run_cli
+from tests.support.sync_helpers import query, source_options
+from tests.support.webhooks import SECRET, running_receiver
 
 TIME_SCALE = 600.0
 

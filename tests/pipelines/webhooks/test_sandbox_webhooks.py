@@ -11,7 +11,7 @@ from sandbox.running import SandboxHandle, running_sandbox
 from sandbox.world import SyntheticWorld
 from sandbox.world.clock import DAY, T0
 from sandbox.world.webhooks import world_moves
-from tests.webhooks.conftest import SECRET, free_port, running_receiver
+from tests.support.webhooks import SECRET, free_port, running_receiver
 
 DAYS = 20
 

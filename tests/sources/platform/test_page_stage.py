@@ -15,7 +15,7 @@ from sources.platform.page_stage import page_batches
 from sources.platform.records import RecordReader
 from sources.platform.resources import STREAMS
 from sources.platform_client.paging import Page, parse_envelope
-from tests.source.test_models import RECORD_OF_TABLE, record
+from tests.sources.platform.models.test_models import RECORD_OF_TABLE, record
 
 EMISSION = ("document", "emissionDate")
 DOCUMENT_ID = ("document", "id")

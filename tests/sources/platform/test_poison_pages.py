@@ -26,7 +26,7 @@ from sources.platform.resources import STREAMS
 from sources.platform_client.errors import MalformedResponseError
 from sources.platform_client.outcomes import decode_json
 from sources.platform_client.paging import parse_envelope
-from tests.source.test_models import RECORD_OF_TABLE, record
+from tests.sources.platform.models.test_models import RECORD_OF_TABLE, record
 
 STREAM = STREAMS["transfers"]
 LOAD_ID = "1763900000.123456"

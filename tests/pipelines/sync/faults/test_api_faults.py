@@ -15,7 +15,7 @@ from sources.platform.resources.store_sale_ids import pending_sale_ids
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import REAUTHORIZE_HINT
 from sources.platform_client.operations import ALL_SCOPES
-from tests.faults.conftest import (
+from tests.support.faults import (
     TIME_SCALE,
     Reference,
     database_of,
@@ -24,7 +24,7 @@ from tests.faults.conftest import (
     run,
     world,
 )
-from tests.warehouses import assert_exact, rows_by_record
+from tests.support.warehouses import assert_exact, rows_by_record
 
 RATE_LIMITED = ("sale_details", "event_details", "list_attendees", "list_lesson_comments")
 

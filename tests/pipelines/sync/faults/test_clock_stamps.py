@@ -23,7 +23,7 @@ from sources.platform.report import RunReport
 from sources.platform.resources import STREAMS
 from sources.platform.runclock import RunClock
 from sources.platform_client.servertime import ServerTime
-from tests.faults.conftest import database_of, pipeline_in, run, world
+from tests.support.faults import database_of, pipeline_in, run, world
 
 RUN_COLUMNS = "run_started_at, our_started_at, clock_skew_seconds"
 FANS = {name for name, stream in STREAMS.items() if stream.fans_out}

@@ -19,10 +19,10 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.sync.load_failure import failure_line
 from sandbox.running import SandboxHandle
-from tests.e2e.conftest import source_options
-from tests.faults.conftest import database_of, run, world
-from tests.ops.conftest import cli_env, in_folder, run_cli
-from tests.warehouses import assert_exact, rows_by_record
+from tests.support.cli import cli_env, in_folder, run_cli
+from tests.support.faults import database_of, run, world
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import assert_exact, rows_by_record
 
 DISK_BYTES = 48 * 2**20
 # What is left free when the incremental run starts: enough for its extract files or its first tables,

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from sandbox.running import SandboxHandle
-from tests.e2e.conftest import source_options
-from tests.faults.conftest import Reference
-from tests.faults.test_kills import MOMENTS
-from tests.ops.conftest import PLATFORM_SYNC, cli_env, run_cli
-from tests.warehouses import assert_exact
+from tests.pipelines.sync.faults.test_kills import MOMENTS
+from tests.support.cli import PLATFORM_SYNC, cli_env, run_cli
+from tests.support.faults import Reference
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import assert_exact
 
 LINE = "interrupted: {} loaded, nothing lost, the next run goes on from here"
 

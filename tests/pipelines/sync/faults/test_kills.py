@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from sandbox.running import SandboxHandle
-from tests.e2e.conftest import source_options
-from tests.faults.conftest import Reference
-from tests.ops.conftest import PLATFORM_SYNC, cli_env, in_folder, run_cli
-from tests.ops.test_lock import wait_for_holder
-from tests.warehouses import assert_exact
+from tests.pipelines.sync.test_lock import wait_for_holder
+from tests.support.cli import PLATFORM_SYNC, cli_env, in_folder, run_cli
+from tests.support.faults import Reference
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import assert_exact
 
 FOLDER = Path(".dlt") / "pipelines" / "platform_sync"
 

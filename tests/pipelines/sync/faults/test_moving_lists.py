@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.faults.conftest import Reference, database_of, pipeline_in, rerun_clean, run, world
-from tests.warehouses import integrity_problems, rows_by_record
+from tests.support.faults import Reference, database_of, pipeline_in, rerun_clean, run, world
+from tests.support.warehouses import integrity_problems, rows_by_record
 
 # Small pages, so that the lists of the small world have several (the reference reads them in pages of
 # 100; the rows do not depend on the page size).

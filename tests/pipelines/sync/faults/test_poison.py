@@ -13,8 +13,8 @@ import pytest
 
 from sandbox.faults import DEEP_LEVELS
 from sandbox.running import SandboxHandle
-from tests.faults.conftest import Reference, database_of, pipeline_in, rerun_clean, run
-from tests.warehouses import SCHEMA, Row, integrity_problems, rows_by_record
+from tests.support.faults import Reference, database_of, pipeline_in, rerun_clean, run
+from tests.support.warehouses import SCHEMA, Row, integrity_problems, rows_by_record
 
 # resource -> the poison its records get.
 POISONS = {

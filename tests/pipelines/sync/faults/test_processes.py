@@ -16,8 +16,8 @@ from typing import IO
 import pytest
 
 from sandbox.running import running_sandbox
-from tests.e2e.conftest import source_options
-from tests.ops.conftest import PLATFORM_SYNC, cli_env
+from tests.support.cli import PLATFORM_SYNC, cli_env
+from tests.support.sync_helpers import source_options
 
 
 def children(pid: int) -> dict[int, str]:
@@ -126,7 +126,7 @@ time.sleep(600)
 def test_a_child_that_would_wait_forever_ends_with_its_parent(program: str, how: signal.Signals) -> None:
     """The mechanism alone, with children that never end by themselves (no pipe from the parent to end
     their input): without `lifeline.end_with_parent` they outlive the parent and hold its stdout."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[4])}
     parent = subprocess.Popen(
         [sys.executable, "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
     )

@@ -16,7 +16,7 @@ from pipelines.sync.platform_pipeline import _keep_packed_row_ids
 from sources.platform.fastpath.columnar import columnar_layout, packed_pages, page_table
 from sources.platform.models import columns_for, parse_record
 from sources.platform.resources import STREAMS, Stream
-from tests.source.test_models import RECORD_OF_TABLE, record
+from tests.sources.platform.models.test_models import RECORD_OF_TABLE, record
 
 FLAT = [
     "products",

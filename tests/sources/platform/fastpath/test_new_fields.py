@@ -17,7 +17,7 @@ import pytest
 from sources.platform.fastpath.columnar import column_name, columnar_layout, packed_pages
 from sources.platform.fastpath.new_fields import NewFields
 from sources.platform.resources import STREAMS
-from tests.source.test_columnar import (
+from tests.sources.platform.fastpath.test_columnar import (
     FLAT,
     _arrow_ready_pipeline,
     _columns,

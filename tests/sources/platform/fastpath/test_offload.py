@@ -23,7 +23,7 @@ from sources.platform.resources import STREAMS
 from sources.platform.settings import decode_workers_or_default
 from sources.platform_client.errors import ConfigurationError, PagingLoopError
 from sources.platform_client.paging import Page, PageWalk
-from tests.source.test_models import RECORD_OF_TABLE, record
+from tests.sources.platform.models.test_models import RECORD_OF_TABLE, record
 
 LOAD_ID = "1763900000.123456"
 # The flat streams read by paged walks, with the extra column a reader adds to their rows, if any.

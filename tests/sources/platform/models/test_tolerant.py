@@ -17,7 +17,7 @@ from sources.platform.departures import DepartureLog
 from sources.platform.models import KINDS, Departure, RecordValidationError, parse_record
 from sources.platform.records import RecordReader, new_rows, record_key
 from sources.platform.resources import STREAMS
-from tests.source.test_models import RECORD_OF_TABLE, record
+from tests.sources.platform.models.test_models import RECORD_OF_TABLE, record
 
 # Values of other types and forms than the spec's: each is one departure for any field it lands in
 # (or none, for a value of the very type).

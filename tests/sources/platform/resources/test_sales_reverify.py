@@ -9,7 +9,7 @@ import pytest
 
 from sources.platform.resources.store_sale_ids import SaleLedger
 from sources.platform.resources.store_sales import SaleFetcher, reverify_reserve
-from tests.source.test_sales_fetcher import FakeSalesClient, closed_queue, run, sale
+from tests.sources.platform.resources.test_sales_fetcher import FakeSalesClient, closed_queue, run, sale
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
 
