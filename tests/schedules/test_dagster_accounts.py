@@ -6,7 +6,7 @@ request. Each account's partition is materialized by `dagster asset materialize 
 started together (three runs at once, each with Dagster's multiprocess executor), then the models once.
 `acme` and `beta` load and their raw tables and marts equal a single-account sync of the same world, row
 for row; `gamma` fails alone. (`platform-sync sync --all-accounts` against single-account syncs, on DuckDB
-and PostgreSQL, is tests/accounts.)
+and PostgreSQL, is tests/pipelines/accounts.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Helpers for test_drift.py: read every record of every read operation, and diff records against the spec.
+"""Helpers for tests/sandbox/test_drift.py: read every record of every read operation, and diff records
+against the spec.
 
 `spec_departures` is written from `spec_shapes` and the contract alone, not from `sandbox.drift`: it is
 the independent judge of what the sandbox says it injected.

@@ -1,4 +1,5 @@
-"""The raw fixture as an API that departs from its spec leaves it (issue 14), for test_models_on_drift.py.
+"""The raw fixture as an API that departs from its spec leaves it (issue 14), for
+tests/dbt_models/test_models_on_drift.py.
 
 Three more sales, loaded as the tolerant source loads them: 1007 paid with a payment method the spec
 does not list (`applePay`), 1008 in a status the spec does not list (`chargeback`, never paid), 1009 paid

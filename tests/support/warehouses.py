@@ -1,4 +1,4 @@
-"""Comparing two DuckDB warehouses of the sync record by record (shared by tests/e2e and tests/faults).
+"""Comparing two DuckDB warehouses of the sync record by record (tests/pipelines/sync and its faults/).
 
 A record is named by its key as the sandbox names it (key columns joined by `/`, the snapshot time left
 out); the rows of a child table belong to the record of their root row. dlt's own columns (row ids,
@@ -22,9 +22,9 @@ SNAPSHOT_TABLES = ("community_top_posts", "community_commenters")
 RUN_STAMPS = frozenset({"snapshot_at", "verified_at"})
 Row = tuple[tuple[str, Any], ...]
 # `dbt build` without dbt's data and unit tests (two thirds of a build's time): for a test that needs the
-# marts' rows, not the dbt tests' verdicts. tests/dbt runs the data tests on every world, as do the tests
-# that say they must pass there (PostgreSQL, accounts, pseudonymised). `--select` would not do: dbt builds
-# the tests of the nodes it selects. As `run_models`' extra arguments, and as dbt's own variable for a
+# marts' rows, not the dbt tests' verdicts. tests/dbt_models runs the data tests on every world, as do the
+# tests that say they must pass there (PostgreSQL, accounts, pseudonymised). `--select` would not do: dbt
+# builds the tests of the nodes it selects. As `run_models`' extra arguments, and as dbt's own variable for a
 # `platform-sync models` process.
 MODELS_ONLY = ("--exclude-resource-type", "test", "--exclude-resource-type", "unit_test")
 MODELS_ONLY_ENV = {"DBT_EXCLUDE_RESOURCE_TYPES": "test unit_test"}

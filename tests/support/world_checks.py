@@ -1,4 +1,4 @@
-"""Helpers for test_world.py: the spec's enums, full listings and record collection at a clock."""
+"""Helpers for tests/sandbox/test_world*.py: the spec's enums, full listings, record collection at a clock."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def test_second_run_brings_exactly_the_changes_with_few_requests(sandbox, make_p
     assert sum(by_operation["list_subscriptions"].values()) == 1
     assert sum(by_operation["list_attendees"].values()) == len(options["event_ids"])
     # the incremental reads, and the full scans whose last scan was cheap; the others are not due before
-    # `rescan_hours` (tests/e2e/test_freshness.py has the exact counts)
+    # `rescan_hours` (tests/pipelines/sync/test_freshness.py has the exact counts)
     costs = pipeline.state["sources"]["platform"][SCAN_COSTS_KEY]
     cheap = {
         name

@@ -1,6 +1,7 @@
 """The fault matrix, API side (issue 15): each cell syncs the reference's world through one kind of
 fault, then reruns cleanly; the warehouse must then equal the clean reference sync exactly (every table,
-every column, no duplicate keys, no orphan child rows: `tests/warehouses.py`). See docs/reliability.md."""
+every column, no duplicate keys, no orphan child rows: `tests/support/warehouses.py`). See
+docs/reliability.md."""
 
 from __future__ import annotations
 
@@ -183,7 +184,8 @@ def test_every_kind_of_departure_loads_every_record(
     tmp_path: Path, sandbox: SandboxHandle, reference: Reference
 ) -> None:
     """Records that depart from the spec (every kind) all load: the same records as the reference in
-    every table, no duplicates, no orphans (values: tests/e2e/test_drift.py compares them one by one)."""
+    every table, no duplicates, no orphans (values: tests/pipelines/sync/test_drift.py compares them one
+    by one)."""
     pipeline = pipeline_in(tmp_path)
     sandbox.set_drift(rate=0.2)
     first = run(pipeline, sandbox)
