@@ -50,9 +50,9 @@ typecheck: install
 sqllint: install
 	cd dbt_models && ../$(BIN)/sqlfluff lint models tests analyses macros --processes 2
 
-# Debian's PostgreSQL server, for the tests that run the pipeline and the models on it (tests/postgres
-# starts a throwaway cluster with its initdb and pg_ctl). Installed with apt when missing (as root, or
-# through sudo); silent when already there.
+# Debian's PostgreSQL server, for the tests that run the pipeline and the models on it
+# (tests/support/postgres_server.py starts a throwaway cluster with its initdb and pg_ctl). Installed
+# with apt when missing (as root, or through sudo); silent when already there.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 postgres-server:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
@@ -90,7 +90,7 @@ bench: install
 
 cassettes: install  ## re-record the vcrpy cassettes: against a fresh sandbox, or BASE_URL=... AUTH_URL=...
 	PLATFORM_SYNC_RECORD=1 PLATFORM_SYNC_RECORD_BASE_URL=$(BASE_URL) PLATFORM_SYNC_RECORD_AUTH_URL=$(AUTH_URL) \
-		$(BIN)/pytest -q tests/source/test_client_cassettes.py
+		$(BIN)/pytest -q tests/sources/platform_client/test_client_cassettes.py
 
 clean:
 	rm -rf $(VENV) platform_sync.duckdb dbt_models/target dbt_models/logs

@@ -19,7 +19,7 @@ _SESSION_DATA_DIR = tempfile.mkdtemp(prefix="platform-sync-tests-dlt-")
 os.environ["DLT_DATA_DIR"] = _SESSION_DATA_DIR
 os.environ.pop("PIPELINES_DIR", None)
 # A command run from the checkout (cwd=PROJECT_ROOT) must not move the checkout's own ./.dlt/pipelines
-# (pipelines/sync/working_folder.py); tests/ops/test_working_folder.py clears it to test the move.
+# (pipelines/sync/working_folder.py); tests/pipelines/sync/test_working_folder.py clears it to test the move.
 os.environ["PLATFORM_SYNC_KEEP_LEGACY_FOLDER"] = "1"
 # Tests talk only to servers they start on loopback: dlt's anonymous usage telemetry (on by default, an
 # HTTPS call to dltHub at the end of each run) is off for every test and the commands they start.

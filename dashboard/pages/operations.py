@@ -83,7 +83,8 @@ def cash(session: Session, filters: Filters) -> list[Any]:
     params = []
     where = by_month(filters).where("month_start", currency="currency", params=params)
     # Sums of counts are cast back to integers: on PostgreSQL a sum of bigints is a numeric, which the
-    # tables would show as 12.00 (tests/postgres compares every page with DuckDB's).
+    # tables would show as 12.00 (tests/pipelines/sync/test_postgres_destination.py compares every page
+    # with DuckDB's).
     documents = session.rows(
         f"""
         select month_start, document_status, cast(sum(count_documents) as bigint), sum(base_value_amount)

@@ -6,11 +6,11 @@ here") and the summary of what the run had done, and the process exits with 130 
 (SIGTERM), the statuses a shell gives a process ended by those signals. A second signal ends the process
 at once, with the same status.
 
-Abandoning a step is safe, as a kill -9 in any step is (tests/faults/test_kills.py): an extract that did
-not finish commits nothing (dlt moves the incremental state only with a finished extract's package); a
-package that was being normalized or loaded stays in the pipeline folder, and the next run loads the
-rest of it before it syncs (`finish_pending_packages`). Exiting at once also means no dlt thread pool is
-asked to shut down under a running generator, which is what Ctrl-C used to turn into an error.
+Abandoning a step is safe, as a kill -9 in any step is (tests/pipelines/sync/faults/test_kills.py): an extract
+that did not finish commits nothing (dlt moves the incremental state only with a finished extract's package);
+a package that was being normalized or loaded stays in the pipeline folder, and the next run loads the rest of
+it before it syncs (`finish_pending_packages`). Exiting at once also means no dlt thread pool is asked to shut
+down under a running generator, which is what Ctrl-C used to turn into an error.
 
 dlt intercepts SIGINT and SIGTERM itself during normalize and load unless `runtime.intercept_signals`
 is false; the command line sets that, so the same handler applies in every step.

@@ -1,6 +1,6 @@
 """The benchmark's soak section at a tiny scale: both soaks run for real and the report shows them.
 
-The soak's own assertions (what may diverge) are tests/soak/test_soak.py's; here the figures' shape,
+The soak's own assertions (what may diverge) are tests/pipelines/sync/test_soak.py's; here the figures' shape,
 that requests come from the sandbox's count, and that the contender re-reads every sale each run."""
 
 from __future__ import annotations

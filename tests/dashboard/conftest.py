@@ -23,8 +23,8 @@ from pipelines.dbt.runner import run_models
 from pipelines.sync.platform_pipeline import sync
 from pipelines.sync.runs import outcome_rows, record_run, run_started_at
 from sandbox.running import SandboxHandle, running_sandbox
-from tests.e2e.conftest import source_options
-from tests.warehouses import MODELS_ONLY
+from tests.support.sync_helpers import source_options
+from tests.support.warehouses import MODELS_ONLY
 
 SEED, SCALE = 2, 300  # ~170 sales, every mart filled; sync and dbt build take ~15 s
 DRIFT = 0.02  # an API that departs from its spec now and then, as the real one does: Data health shows it

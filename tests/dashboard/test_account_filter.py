@@ -15,10 +15,10 @@ import duckdb
 import pytest
 
 from sandbox.running import running_sandbox
-from tests.accounts.conftest import SCALE, TIME_SCALE, World, accounts_project, run_cli
-from tests.dashboard.browser import charts, chromium, console_errors, open_page, screenshot, text
 from tests.dashboard.conftest import start_dashboard
 from tests.dashboard.test_dashboard_in_browser import cents, money
+from tests.support.accounts import SCALE, TIME_SCALE, World, accounts_project, run_cli
+from tests.support.browser import charts, chromium, console_errors, open_page, screenshot, text
 
 pytestmark = [pytest.mark.xdist_group("dashboard_browser"), pytest.mark.timeout(900)]
 

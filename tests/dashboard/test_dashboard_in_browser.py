@@ -17,8 +17,8 @@ import pytest
 
 from dashboard.labels import label
 from sources.platform.models import ENUMS
-from tests.dashboard.browser import charts, chromium, console_errors, open_page, screenshot, text
 from tests.dashboard.conftest import CONSOLE_SCRIPT, Dashboard, World
+from tests.support.browser import charts, chromium, console_errors, open_page, screenshot, text
 
 pytestmark = pytest.mark.xdist_group("dashboard_browser")
 

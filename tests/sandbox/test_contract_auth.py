@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import OPERATIONS_SCOPES, assert_error, fake_requests, send
 
 from sandbox.auth import ALL_SCOPES
+from tests.support.sandbox_api import OPERATIONS_SCOPES, assert_error, fake_requests, send
 
 DEMO = {"client_id": "sandbox-demo", "client_secret": "sandbox-demo-secret"}
 TOKEN_TYPES = {

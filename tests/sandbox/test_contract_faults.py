@@ -6,10 +6,10 @@ import time
 
 import httpx
 import pytest
-from conftest import assert_error
-from fake_world import FakeWorld
 
 from sandbox.running import running_sandbox
+from tests.support.fake_world import FakeWorld
+from tests.support.sandbox_api import assert_error
 
 PATH = "/store/v1/products"
 

@@ -6,10 +6,10 @@ import time
 
 import httpx
 import pytest
-from conftest import assert_error
-from fake_world import EVENT_ID, FakeWorld
 
 from sandbox.running import running_sandbox
+from tests.support.fake_world import EVENT_ID, FakeWorld
+from tests.support.sandbox_api import assert_error
 
 LIMITS = {
     "/store/v1/sales/SALE001": 30,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Api, assert_error, fake_requests, send
-from fake_world import (
+
+from tests.support.fake_world import (
     ADD_ATTENDEE,
     EMPTY_COMMUNITY_ID,
     EVENT_ID,
@@ -12,6 +12,7 @@ from fake_world import (
     SOLD_OUT_TICKET_ID,
     TICKET_ID,
 )
+from tests.support.sandbox_api import Api, assert_error, fake_requests, send
 
 SUCCESS = {"create_cart": 201, "add_attendee": 201, "list_webhook_origins": 201}
 

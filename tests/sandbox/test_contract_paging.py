@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import assert_error
-from fake_world import COUNTS, EVENT_ID
+
+from tests.support.fake_world import COUNTS, EVENT_ID
+from tests.support.sandbox_api import assert_error
 
 # Every paged operation with its fake-world total and the extra parameters it needs.
 PAGED = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import assert_error
-from fake_world import FakeWorld
 
 from sandbox.running import running_sandbox
+from tests.support.fake_world import FakeWorld
+from tests.support.sandbox_api import assert_error
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ import itertools
 import warnings
 
 import pytest
-import spec_shapes as shapes
+
+from tests.support import spec_shapes as shapes
 
 WINDOW = {"startDate": "2024-05-01", "endDate": "2026-06-01"}
 PAGED = {

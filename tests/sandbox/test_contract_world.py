@@ -7,7 +7,8 @@ the client as the contract's error body, and that filters mean what the spec say
 from __future__ import annotations
 
 import pytest
-from conftest import assert_error
+
+from tests.support.sandbox_api import assert_error
 
 UNKNOWN_UUID = "00000000-0000-4000-8000-000000000000"
 

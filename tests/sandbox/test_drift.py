@@ -6,22 +6,17 @@ against `spec_shapes` (`drift_checks.spec_departures`), over every read operatio
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from conftest import Api, assert_error
-from drift_checks import SHAPES, UNTOUCHABLE, all_items, as_rows, crawl, departing, diff_rows
-
 from sandbox import spec_shapes as shapes
 from sandbox.drift import KINDS, TARGETS, sites
 from sandbox.running import running_sandbox, running_sandbox_process
+from tests.support.drift_checks import SHAPES, UNTOUCHABLE, all_items, as_rows, crawl, departing, diff_rows
+from tests.support.sandbox_api import Api, assert_error
 
 SCALE = 200
 RATE = 0.05

@@ -13,9 +13,10 @@ from urllib.parse import quote
 import httpx
 import orjson
 import pytest
-from conftest import fake_requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.support.sandbox_api import fake_requests
 
 ROUTES = [(method, path) for method, path, _ in fake_requests().values()] + [
     ("GET", "/store/v1/sales/{id}"),

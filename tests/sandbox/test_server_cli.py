@@ -10,13 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fake_world import FakeWorld
 
 from sandbox.cli import main
 from sandbox.running import running_sandbox, running_sandbox_process
+from tests.support.fake_world import FakeWorld
 
-HERE = str(Path(__file__).parent)
-FAKE = {"world_factory": "fake_world:FakeWorld", "env": {"PYTHONPATH": HERE}}
+ROOT = str(Path(__file__).resolve().parents[2])
+FAKE = {"world_factory": "tests.support.fake_world:FakeWorld", "env": {"PYTHONPATH": ROOT}}
 
 
 def test_help_lists_commands_and_serve_options(capsys):
@@ -132,9 +132,9 @@ def test_the_banner_prints_urls_and_demo_credentials():
         "--auth-port",
         "0",
         "--world",
-        "fake_world:FakeWorld",
+        "tests.support.fake_world:FakeWorld",
     ]
-    env = {"PYTHONPATH": HERE + ":" + str(Path(__file__).parents[2]), "PATH": ""}
+    env = {"PYTHONPATH": ROOT, "PATH": ""}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert process.stdout is not None

@@ -9,9 +9,15 @@ import tracemalloc
 import uuid
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
-from world_checks import (
+
+from sandbox.world import SyntheticWorld, WorldError
+from sandbox.world.clock import to_datetime
+from sandbox.world.people import cpf_is_valid
+from sandbox.world.subscriptions import PRICE_FACTORS
+from tests.support.world_checks import (
     ENUMS,
     EPOCH_START,
     FAR,
@@ -25,11 +31,6 @@ from world_checks import (
     to_datetime_iso,
     values,
 )
-
-from sandbox.world import SyntheticWorld, WorldError
-from sandbox.world.clock import to_datetime
-from sandbox.world.people import cpf_is_valid
-from sandbox.world.subscriptions import PRICE_FACTORS
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def test_same_seed_same_bytes_and_other_seed_differs():
 
 def test_determinism_does_not_depend_on_the_process_hash_seed():
     code = (
-        "from world_checks import snapshot; from sandbox.world import SyntheticWorld; "
+        "from tests.support.world_checks import snapshot; from sandbox.world import SyntheticWorld; "
         "import hashlib; print(hashlib.sha256(snapshot(SyntheticWorld(4, 120)).encode()).hexdigest())"
     )
     outs = set()
@@ -59,7 +60,7 @@ def test_determinism_does_not_depend_on_the_process_hash_seed():
             subprocess.run(
                 [sys.executable, "-c", code],
                 env=env,
-                cwd=os.path.dirname(__file__),
+                cwd=Path(__file__).resolve().parents[2],
                 capture_output=True,
                 text=True,
                 check=True,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from world_checks import ENUMS, full, to_datetime_iso
 
 from sandbox.world import WorldError
+from tests.support.world_checks import ENUMS, full, to_datetime_iso
 
 
 # -- filters ----------------------------------------------------------------------------------------

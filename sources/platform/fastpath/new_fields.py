@@ -151,7 +151,7 @@ def _new_fields(row: Mapping[str, Any], shape: RowShape, path: Path) -> Iterator
 
 def _dlt_type(value: Any, detections: Iterable[Any]) -> str:
     """The type dlt's normalizer gives a new column from this value (checked against dlt's own result in
-    tests/ops/test_dlt_agreement.py, at each tested dlt version), if it
+    tests/pipelines/sync/test_dlt_public_api.py, at each tested dlt version), if it
     is one packed here."""
     if autodetect_sc_type(list(detections), type(value), value) is not None:
         raise _NotPackable(repr(value))

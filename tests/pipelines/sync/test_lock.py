@@ -1,0 +1,132 @@
+"""One writer at a time (issue 15): a second sync of the same pipeline folder, or of another folder into
+the same DuckDB file, exits at once with status 2 naming the holder; a lock left by a killed run is
+taken over."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pipelines.sync.lock import Holder, LockHeld, hold, holders
+from sandbox.running import running_sandbox
+from tests.support.cli import PLATFORM_SYNC, cli_env, in_folder, run_cli
+from tests.support.sync_helpers import source_options
+
+# Rate-limit windows of 1 s: the sale details keep the first run busy for seconds, long enough to overlap.
+SLOW = 60
+
+
+def wait_for_holder(lock_file: Path, pid: int, timeout: float = 30) -> dict[str, object]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if lock_file.exists() and lock_file.read_text().strip():
+            entries = json.loads(lock_file.read_text())["holders"]
+            if any(entry["pid"] == pid for entry in entries):
+                return next(entry for entry in entries if entry["pid"] == pid)
+        time.sleep(0.05)
+    raise AssertionError(f"{lock_file} never named pid {pid}")
+
+
+def test_second_sync_exits_2_naming_the_holder_same_folder_and_same_duckdb_file(tmp_path):
+    first_dir, other_dir = tmp_path / "a", tmp_path / "b"
+    first_dir.mkdir()
+    other_dir.mkdir()
+    database = tmp_path / "warehouse.duckdb"
+    with running_sandbox(seed=4, scale=200, time_scale=SLOW) as sandbox:
+        env = cli_env(
+            tmp_path, source_options(sandbox, sandbox.token(), rate_limit_time_scale=SLOW), database
+        )
+        first = subprocess.Popen(
+            [PLATFORM_SYNC, "sync", "--no-progress"],
+            env=in_folder(env, first_dir),
+            cwd=first_dir,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            entry = wait_for_holder(first_dir / ".dlt" / "pipelines" / "platform_sync.lock", first.pid)
+            assert entry["host"] == socket.gethostname() and entry["mode"] == "write"
+
+            started = time.monotonic()
+            same_folder = run_cli(["sync", "--no-progress"], in_folder(env, first_dir), first_dir)
+            other_folder = run_cli(["sync", "--no-progress"], in_folder(env, other_dir), other_dir)
+            assert time.monotonic() - started < 20  # at once, not after waiting for the first run
+            assert first.poll() is None, "the first run ended before the others were tried"
+
+            assert same_folder.returncode == 2, same_folder.stdout + same_folder.stderr
+            assert "the pipeline platform_sync is in use" in same_folder.stderr
+            assert same_folder.stdout == ""  # no summary: nothing ran
+            assert other_folder.returncode == 2, other_folder.stdout + other_folder.stderr
+            assert f"the DuckDB file {database} is in use" in other_folder.stderr
+            for refused in (same_folder, other_folder):
+                assert (
+                    f"pid {first.pid} on host {socket.gethostname()}, since {entry['since']}"
+                    in refused.stderr
+                )
+                assert "Traceback" not in refused.stderr
+        finally:
+            out, _ = first.communicate(timeout=300)
+        assert first.returncode == 0, out
+    assert holders(first_dir / ".dlt" / "pipelines" / "platform_sync.lock") == []
+    assert holders(database.with_name("warehouse.duckdb.lock")) == []
+
+
+def test_lock_of_a_killed_run_is_taken_over(tmp_path):
+    with running_sandbox(seed=4, scale=200, time_scale=SLOW) as sandbox:
+        env = cli_env(tmp_path, source_options(sandbox, sandbox.token(), rate_limit_time_scale=SLOW))
+        killed = subprocess.Popen([PLATFORM_SYNC, "sync", "--no-progress"], env=env, cwd=tmp_path)
+        lock_file = tmp_path / ".dlt" / "pipelines" / "platform_sync.lock"
+        wait_for_holder(lock_file, killed.pid)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        assert json.loads(lock_file.read_text())["holders"][0]["pid"] == killed.pid  # left behind
+
+        rerun = run_cli(["sync", "--no-progress"], env, tmp_path)
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert "taking over" in rerun.stderr and f"pid {killed.pid}" in rerun.stderr
+    assert holders(lock_file) == []
+
+
+def test_readers_share_a_writer_excludes(tmp_path):
+    path = tmp_path / "x.lock"
+    with hold(path, "read", "the warehouse"), hold(path, "read", "the warehouse"):
+        assert [h.mode for h in holders(path)] == ["read", "read"]
+        with pytest.raises(LockHeld, match=f"pid {os.getpid()} on host"):
+            with hold(path, "write", "the warehouse"):
+                pass
+    with hold(path, "write", "the warehouse", command="platform-sync sync"):
+        with pytest.raises(LockHeld, match=r"the warehouse is in use by another run: .*platform-sync sync"):
+            with hold(path, "read", "the warehouse"):
+                pass
+    assert holders(path) == []
+
+
+def test_dead_or_reused_pid_is_stale_another_host_is_not(tmp_path):
+    path = tmp_path / "x.lock"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    mine = holders_entry(os.getpid())
+    entries = [
+        {**holders_entry(gone.pid)},  # no such process any more
+        {**mine, "started_ticks": mine["started_ticks"] - 1},  # this pid, but an earlier process
+    ]
+    path.write_text(json.dumps({"holders": entries}))
+    with hold(path, "write", "the warehouse"):
+        assert [h.pid for h in holders(path)] == [os.getpid()]
+    path.write_text(json.dumps({"holders": [{**holders_entry(1), "host": "elsewhere"}]}))
+    with pytest.raises(LockHeld, match="pid 1 on host elsewhere"):
+        with hold(path, "write", "the warehouse"):
+            pass
+
+
+def holders_entry(pid: int) -> dict[str, object]:
+    ticks = Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    holder = Holder(pid, socket.gethostname(), "2026-01-01 00:00:00 UTC", "write", "test", int(ticks))
+    return dict(holder.__dict__)

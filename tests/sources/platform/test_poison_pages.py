@@ -1,0 +1,195 @@
+"""Hostile pages (issue 26): whatever one record holds (a lone surrogate, nesting too deep, huge strings and
+numbers, odd keys), it is a row or quarantined, never the end of its page; both roads a page takes agree
+(this process: `decode_json` and `RecordReader`; the helpers: `page_decoding.decode_page`, which leaves
+the page to this process rather than decide); and what comes out loads into DuckDB through dlt."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import dlt
+import duckdb
+import httpx
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from pipelines.sync.platform_pipeline import MAX_IDENTIFIER_LENGTH
+from sandbox.faults import DEEP_LEVELS, POISON_KINDS, poison_payload, render_poisoned
+from sources.platform.departures import DepartureLog
+from sources.platform.fastpath.offload import PageDecoder
+from sources.platform.fastpath.page_decoding import PageJob, decode_page
+from sources.platform.models import RecordValidationError
+from sources.platform.records import RecordReader
+from sources.platform.resources import STREAMS
+from sources.platform_client.errors import MalformedResponseError
+from sources.platform_client.outcomes import decode_json
+from sources.platform_client.paging import parse_envelope
+from tests.sources.platform.models.test_models import RECORD_OF_TABLE, record
+
+STREAM = STREAMS["transfers"]
+LOAD_ID = "1763900000.123456"
+
+ODD_KEYS = ["", " ", ".", "a.b", "__", "a__b", "__x", "_dlt_id", "_dlt_load_id", "k" * 300, "ção", "🙂"]
+ODD_KEYS += ["ID", "Id", "id ", "requested_at", "value", "status", "bank_account", "\ud83d"]
+
+
+def _transfers(count: int) -> list[dict[str, Any]]:
+    items = []
+    for index in range(count):
+        item = record(RECORD_OF_TABLE["transfers"])
+        item["id"] = f"t{index}"
+        items.append(item)
+    return items
+
+
+def _body(items: list[Any]) -> bytes:
+    """A page as JavaScript's JSON.stringify writes it (a lone surrogate as its escape, any integer)."""
+    page = {"page": 4, "pages": 9, "itemsPerPage": 100, "totalItems": 850, "items": items}
+    return json.dumps(page).encode("ascii")
+
+
+def _read_here(body: bytes) -> tuple[list[dict[str, Any]], DepartureLog, int]:
+    """This process's road: the rows, the log (quarantine, departures), and the number of records."""
+    document = decode_json(httpx.Response(200, content=body), "list_transfers", 4, str)
+    page = parse_envelope(document, operation="list_transfers", requested_page=4)
+    log = DepartureLog()
+    rows = [row for row, _ in RecordReader(strict=False, log=log, redact=str).read(STREAM, page.items)]
+    return rows, log, len(page.items)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = {"level": value}
+    return value
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+    st.sampled_from(["\ud83d", "a\udc00b", "x" * 100_000, "\u0000", "🙂\ud83d"]),
+)
+_keys = st.one_of(st.sampled_from(ODD_KEYS), st.text(max_size=12))
+_values = st.one_of(
+    st.recursive(
+        _scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+        max_leaves=8,
+    ),
+    st.integers(min_value=100, max_value=300).map(_nested),
+)
+# A hostile record: a valid transfer with fields added or replaced by hostile ones.
+_hostile = st.dictionaries(_keys, _values, min_size=1, max_size=4)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(changes=st.lists(_hostile, min_size=1, max_size=3))
+@example(changes=[{"__": 5}])  # dlt's normalize failed on the whole package
+@example(changes=[{"ID": "zz", "requested_at": 3, "_dlt_id": "x"}])  # loaded over the key, a column, dlt's id
+@example(changes=[{"note": "\ud83d"}, {"deep": _nested(254)}, {"n": 2**70}])
+@example(changes=[{"k" * 300: [{"a": 1}]}])  # a child table named past the file system's 255 bytes
+@example(changes=[{"x": [None, [None, {"__": 0.5, "": 1}]]}])  # names that make no column, a list down
+def test_every_record_of_a_hostile_page_is_a_row_or_quarantined_and_the_rows_load(
+    changes: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    items = _transfers(len(changes) + 1)  # the last one stays clean
+    for item, change in zip(items, changes, strict=False):
+        item.update({k: v for k, v in change.items() if k != "id"})
+    body = _body(items)
+
+    rows, log, count = _read_here(body)
+
+    quarantined = log.quarantined("transfers")
+    assert count == len(items)
+    assert sorted([row["id"] for row in rows] + [q.record_id for q in quarantined]) == sorted(
+        item["id"] for item in items
+    )
+    assert rows[-1]["id"] == items[-1]["id"]  # the clean record
+    for q in quarantined:
+        json.loads(q.raw_json)  # storable: valid JSON in valid UTF-8 (or cut, and said so)
+        q.raw_json.encode("utf-8")
+        assert q.reason
+    # The helpers' road never decides otherwise: it packs only what this process would, else leaves it.
+    helper = decode_page(PageJob(STREAM, 4, body, None, LOAD_ID, True))
+    if helper is not None:
+        assert quarantined == []
+        packed = helper.items.num_rows if hasattr(helper.items, "num_rows") else len(helper.items)
+        leftover = getattr(helper, "leftover", []) + getattr(helper, "cursor_departed", [])
+        assert packed + len(leftover) == len(rows)
+    # ... and what this process keeps loads, every row under its own key.
+    folder = tmp_path_factory.mktemp("hostile")
+    pipeline = dlt.pipeline(
+        pipeline_name="hostile",
+        destination=dlt.destinations.duckdb(
+            str(folder / "w.duckdb"), max_identifier_length=MAX_IDENTIFIER_LENGTH
+        ),
+        dataset_name="raw",
+        pipelines_dir=str(folder / "pipelines"),
+    )
+    pipeline.run(
+        rows, table_name="transfers", write_disposition="merge", primary_key="id", loader_file_format="jsonl"
+    )
+    with duckdb.connect(str(folder / "w.duckdb"), read_only=True) as connection:
+        loaded = sorted(i for (i,) in connection.execute("select id from raw.transfers").fetchall())
+    assert loaded == sorted(row["id"] for row in rows)
+
+
+@pytest.mark.parametrize("kind", POISON_KINDS)
+def test_a_poisoned_record_is_quarantined_on_both_roads(kind: str) -> None:
+    """The sandbox's poison (`poison=KIND@ID`) in the middle of a page: a helper leaves the page to this
+    process (unless the record still packs, as a huge string does), which quarantines that record only."""
+    page = {"page": 4, "pages": 9, "itemsPerPage": 100, "totalItems": 850, "items": _transfers(3)}
+    poisoned = poison_payload(page, ((kind, "t1"),))
+    assert poisoned is not None
+    body = render_poisoned(poisoned)
+    decoder = PageDecoder(1)
+    try:
+        helper = decoder.decode(PageJob(STREAM, 4, body, None, LOAD_ID, True))
+    finally:
+        decoder.close()
+    rows, log, _ = _read_here(body)
+    quarantined = log.quarantined("transfers")
+    if kind == "huge_string":  # loads: a long text is no reason to set a record aside
+        assert [row["id"] for row in rows] == ["t0", "t1", "t2"] and quarantined == []
+        assert helper is not None
+        return
+    assert helper is None
+    assert [row["id"] for row in rows] == ["t0", "t2"]
+    assert [(q.resource, q.record_id) for q in quarantined] == [("transfers", "t1")]
+    record_text = json.loads(quarantined[0].raw_json)
+    if kind == "deep":
+        assert quarantined[0].reason.startswith("nested more than 128 levels deep (at customFields.level.")
+        assert record_text["customFields"] == _nested(DEEP_LEVELS)
+    if kind == "surrogate":
+        assert quarantined[0].reason.startswith(
+            "a text holds an invalid code point (a lone surrogate U+D83D)"
+        )
+        assert quarantined[0].reason.endswith("(raw_json: 1 invalid code point replaced by U+FFFD)")
+    if kind == "huge_number":
+        assert "does not fit in 64 bits (22 digits)" in quarantined[0].reason
+        assert 2**70 in _numbers(record_text)
+
+
+def _numbers(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [n for item in value.values() for n in _numbers(item)]
+    return [value] if isinstance(value, int) else []
+
+
+def test_a_page_nested_beyond_what_python_parses_is_malformed_not_a_crash() -> None:
+    body = b'{"items": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}"
+    with pytest.raises(MalformedResponseError, match="is not JSON"):
+        decode_json(httpx.Response(200, content=body), "list_transfers", 4, str)
+
+
+def test_strict_reading_fails_the_resource_on_an_unreadable_record() -> None:
+    items = _transfers(2)
+    items[1]["status"] = "ok\ud83d"
+    document = decode_json(httpx.Response(200, content=_body(items)), "list_transfers", 4, str)
+    with pytest.raises(RecordValidationError, match="lone surrogate U\\+D83D\\) at status"):
+        RecordReader(strict=True, log=DepartureLog(), redact=str).read(STREAM, document["items"])
