@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Mapping
 
 from dashboard.app import create_app, render_page
 from dashboard.warehouse import DuckDbSnapshot, SqlClientWarehouse, WarehouseUnavailable, for_pipeline
@@ -25,8 +26,14 @@ __all__ = [
 ]
 
 
-def serve(pipeline: object, host: str = "127.0.0.1", port: int = 8050) -> None:
-    """Serve the dashboard over `pipeline`'s destination until interrupted.
+def serve(
+    pipeline: object,
+    host: str = "127.0.0.1",
+    port: int = 8050,
+    account_schemas: Mapping[str, str] | None = None,
+) -> None:
+    """Serve the dashboard over `pipeline`'s destination until interrupted. `account_schemas`: each
+    configured account's raw dataset by its name (docs/accounts.md); none for the single-account setup.
 
     The port is taken first (`PortInUse` before anything else is said or opened); the app is served by
     werkzeug's threaded WSGI server as Dash's own `run` would, without its development banner and
@@ -36,7 +43,7 @@ def serve(pipeline: object, host: str = "127.0.0.1", port: int = 8050) -> None:
     listener = _listen(host, port)
     warehouse = for_pipeline(pipeline)
     raw_schema = str(getattr(pipeline, "dataset_name", "platform_raw"))
-    app = create_app(warehouse, raw_schema, _account_schemas())
+    app = create_app(warehouse, raw_schema, dict(account_schemas or {}))
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
     http = make_server(host, port, app.server, threaded=True, fd=listener.fileno())
     print(f"dashboard on http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
@@ -48,13 +55,6 @@ def serve(pipeline: object, host: str = "127.0.0.1", port: int = 8050) -> None:
         http.server_close()
         if isinstance(warehouse, DuckDbSnapshot):
             warehouse.close()
-
-
-def _account_schemas() -> dict[str, str]:
-    """Each configured account's raw dataset (docs/accounts.md); {} for the single-account setup."""
-    from pipelines.accounts import configured_accounts
-
-    return {account.name: account.dataset_name for account in configured_accounts()}
 
 
 class PortInUse(Exception):

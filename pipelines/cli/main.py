@@ -360,9 +360,12 @@ def _run_demo(options: argparse.Namespace) -> int:
 def _run_dashboard(options: argparse.Namespace) -> int:
     require_extra("dashboard", "platform-sync dashboard")
     from dashboard import PortInUse, serve
+    from pipelines.accounts import configured_accounts
 
+    schemas = {account.name: account.dataset_name for account in configured_accounts()}
     try:
-        serve(make_pipeline(options.destination, options.dataset), host=options.host, port=options.port)
+        pipeline = make_pipeline(options.destination, options.dataset)
+        serve(pipeline, host=options.host, port=options.port, account_schemas=schemas)
     except PortInUse as exc:
         say(f"not started: {exc}", event="exit")
         return EXIT_CONFIG
