@@ -1,13 +1,24 @@
 """The rooms of `pipelines/` import downward only (docs/architecture.md, "pipelines/ rooms"): the command
 line above the commands, the dbt runner and webhooks, all of them above the sync room, which imports no
-other room. Imports inside functions count: a lazy import upwards is an import upwards."""
+other room. Imports inside functions count: a lazy import upwards is an import upwards. So do the
+project's top-level packages: the source, the sandbox and the dashboard import none of the others."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PIPELINES = Path(__file__).resolve().parents[2] / "pipelines"
+ROOT = Path(__file__).resolve().parents[2]
+PIPELINES = ROOT / "pipelines"
+# The top-level packages each one may import (besides itself): docs/architecture.md, "The packages".
+TOP_MAY_IMPORT: dict[str, frozenset[str]] = {
+    "sources": frozenset(),
+    "sandbox": frozenset(),
+    "dashboard": frozenset(),
+    "pipelines": frozenset({"sources", "sandbox", "dashboard"}),
+    "schedules": frozenset({"pipelines", "sources"}),
+    "bench": frozenset({"pipelines", "sources", "sandbox"}),
+}
 # The rooms each room may import (besides itself).
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "cli": frozenset({"accounts", "commands", "dbt", "webhooks", "sync"}),
@@ -30,6 +41,28 @@ def imported_rooms(source: str) -> set[str]:
             names = [alias.name for alias in node.names]
         rooms.update(name.split(".")[1] for name in names if name.startswith("pipelines.") and "." in name)
     return rooms
+
+
+def imported_packages(source: str) -> set[str]:
+    """The project's top-level packages a module's text imports, wherever the import is."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+    return {name.split(".")[0] for name in names} & set(TOP_MAY_IMPORT)
+
+
+def test_top_level_packages_import_downward_only() -> None:
+    upward = {
+        str(path.relative_to(ROOT)): sorted(imported_packages(path.read_text()) - TOP_MAY_IMPORT[top] - {top})
+        for top in TOP_MAY_IMPORT
+        for path in sorted((ROOT / top).rglob("*.py"))
+    }
+    assert {module: packages for module, packages in upward.items() if packages} == {}
+    lazy = "def f():\n    from pipelines.accounts import configured_accounts\n"
+    assert imported_packages(lazy) == {"pipelines"}
 
 
 def upward_imports(room: str, source: str) -> set[str]:
