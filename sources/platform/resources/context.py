@@ -2,11 +2,13 @@
 
 Every reader yields one batch per page (its rows, or the Arrow table a helper process packed them into:
 `fastpath/`), so nothing larger than a page is held in memory (except the small per-product snapshots,
-which must be complete before they replace a table).
+which must be complete before they replace a table). `SourceContext.pages` is the road of a page to the
+reader (`page_stage.py`): the reader gets batches, already shown to its cursor and offered to `sales`.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
@@ -22,10 +24,11 @@ from sources.platform.extraction import (
     sales_selected,
     selected_resources,
 )
-from sources.platform.fastpath.batches import Batch, Rows, values_at
+from sources.platform.fastpath.batches import Batch, Rows, observe_newest, values_at
+from sources.platform.fastpath.interleave import interleaved
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.models import Departure
-from sources.platform.page_stage import helper_decode, packed, page_batches
+from sources.platform.page_stage import PageRoad, packed, page_batches
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport
 from sources.platform.resources.financial_followups import DocumentFollowUps
@@ -39,9 +42,8 @@ from sources.platform.resources.stream import Stream
 from sources.platform.retired import Retirements
 from sources.platform.runclock import RUN_STAMPS_KEY
 from sources.platform.settings import SourceSettings
-from sources.platform_client.client import PageDecode, PlatformClient
+from sources.platform_client.client import PlatformClient
 from sources.platform_client.operations import OPERATIONS_BY_NAME
-from sources.platform_client.paging import Page
 
 
 @dataclass
@@ -122,28 +124,56 @@ class SourceContext:
             )
         self.retirements = self.report.retirements
 
-    def offload(
-        self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None
-    ) -> PageDecode | None:
-        """How a walk over the stream's pages hands them to the helper processes, if it can
-        (`page_stage.helper_decode`); not when `arrow_pages` is off."""
-        decoder = self.decoder if self.settings.arrow_pages else None
-        scrubber = self.report.privacy
-        privacy = scrubber.settings if scrubber is not None and scrubber.settings.hashes else None
-        return helper_decode(
-            decoder, stream, tolerant=not self.settings.strict, extra=extra, cursor=cursor, privacy=privacy
-        )
-
-    def batches(
+    def pages(
         self,
         stream: Stream,
-        page: Page,
+        params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        *,
+        path_params: Mapping[str, Any] | None = None,
         extra: Mapping[str, Any] | None = None,
-        cursor: tuple[str, ...] | None = None,
-    ) -> tuple[list[Batch], Rows]:
-        """The page's batches, whichever process decoded it, and the rows whose `cursor` field departed,
-        which must be loaded but not shown to the cursor (`page_stage.page_batches`)."""
-        return page_batches(self.records, self.report.departures, stream, page, extra, cursor)
+        cursor: Cursor | None = None,
+        cursor_at: tuple[str, ...] | None = None,
+        id_at: tuple[str, ...] = ("id",),
+        distinct: bool = False,
+        announce: bool = False,
+        offer_sale_ids: bool = True,
+        parallel: int = 1,
+        depth: int = 1,
+    ) -> Iterator[Batch]:
+        """The batches of a paged list's pages (or of several lists: one per mapping of `params`, up to
+        `parallel` walked at once, `fastpath/interleave.py`), whichever process decoded each page
+        (`page_stage.py`; helpers only when `arrow_pages` is on).
+
+        Each batch is looked at once, here: shown to `cursor` (its value at `cursor_at`, newest rows
+        only: `fastpath.batches.observe_newest`), except the rows whose `cursor_at` field departed from
+        the spec, which come last, loaded but never shown to it; then its sale ids are offered to `sales`
+        (`offer_sale_ids`). `announce`: the first page's total sizes the progress display's bar."""
+        decoder = self.decoder if self.settings.arrow_pages else None
+        tolerant = not self.settings.strict
+        scrubber = self.report.privacy
+        privacy = scrubber.settings if scrubber is not None and scrubber.settings.hashes else None
+        road = PageRoad(
+            self.client, stream, decoder, tolerant=tolerant, extra=extra, cursor=cursor_at, privacy=privacy
+        )
+        lists = [params] if params is None or isinstance(params, Mapping) else list(params)
+        walks = [functools.partial(road.walk, one, path_params, distinct) for one in lists]
+        first = True
+        for page in interleaved(walks, parallel=parallel, depth=depth):
+            if announce and first:  # the list's size, for the progress display's bar
+                self.report.announce_rows(stream.name, page.total_items)
+                first = False
+            batches, departed = page_batches(
+                self.records, self.report.departures, stream, page, extra, cursor_at
+            )
+            if cursor is not None and cursor_at is not None:
+                for batch in batches:
+                    observe_newest(cursor, batch, cursor_at, id_at)
+            if departed:
+                batches.append(departed)
+            for batch in batches:
+                if offer_sale_ids:
+                    self.offer_sale_ids(stream, batch)
+                yield batch
 
     def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat and `arrow_pages` is on, else as they
@@ -215,11 +245,4 @@ def read_all(
     extra: Mapping[str, Any] | None = None,
 ) -> Iterator[Batch]:
     """Full scan of a paged list: the reader of the whole lists, and the walk of several readers."""
-    decode = ctx.offload(stream, extra)
-    first = True
-    for page in ctx.client.paginate(stream.operation, params=dict(params or {}), decode=decode):
-        if first:  # the list's size, for the progress display's bar
-            ctx.report.announce_rows(stream.name, page.total_items)
-            first = False
-        batches, _ = ctx.batches(stream, page, extra)  # no cursor: no row is set apart
-        yield from batches
+    return ctx.pages(stream, dict(params or {}), extra=extra, announce=True)
