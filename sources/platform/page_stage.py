@@ -28,7 +28,6 @@ from sources.platform.fastpath.columnar import packed_pages
 from sources.platform.fastpath.new_fields import NewFields
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.fastpath.page_decoding import DecodedPage, PackedResource, PageJob
-from sources.platform.privacy import PrivacySettings
 from sources.platform.records import DepartureSink, RecordReader
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import MalformedResponseError
@@ -50,7 +49,6 @@ class PageRoad:
         tolerant: bool,
         extra: Mapping[str, Any] | None = None,
         cursor: tuple[str, ...] | None = None,
-        privacy: PrivacySettings | None = None,
     ) -> None:
         self._client = client
         self._stream = stream
@@ -60,8 +58,6 @@ class PageRoad:
         self._tolerant = tolerant
         self._extra = extra
         self._cursor = cursor
-        # some group hashed: the helpers pseudonymise the tables they pack (`privacy.scrub`)
-        self._privacy = privacy
 
     def walk(
         self,
@@ -97,7 +93,6 @@ class PageRoad:
                 self._load_id,
                 self._tolerant,
                 self._cursor,
-                self._privacy,
             )
             if (page := decoder.decode(job)) is not None:
                 return page

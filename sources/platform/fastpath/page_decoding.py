@@ -8,20 +8,15 @@ helper.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import pyarrow as pa
 from dlt.common.schema.typing import C_DLT_ID
-from pydantic import BaseModel
 
 from sources.platform.fastpath.columnar import Layout, page_table
 from sources.platform.models import DepartingRecord, Departure, parse_page_leniently, parse_page_strictly
-from sources.platform.privacy import PrivacySettings, personal_columns
-from sources.platform.privacy.fields import PersonColumns
-from sources.platform.privacy.scrub import pseudonymised
 from sources.platform.records import RecordReader, RecordShape
 from sources.platform_client.errors import MalformedResponseError
 from sources.platform_client.paging import Page, parse_envelope, record_keys, unseen_items
@@ -49,9 +44,6 @@ class PageJob:
     # cursor's field: rows where it departed come back apart (`DecodedPage.cursor_departed`).
     tolerant: bool = True
     cursor: tuple[str, ...] | None = None
-    # The privacy settings when some group is hashed: the table's columns of those groups are
-    # pseudonymised here, off the extract's thread (`privacy.scrub.pseudonymised`).
-    privacy: PrivacySettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,20 +128,6 @@ class _Departures:
 
 
 def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | DecodedPage | None:
-    """`read_page` with the table's personal columns pseudonymised, if the job says so."""
-    page = read_page(job, departing)
-    if job.privacy is None or page is None or not isinstance(page.items, pa.Table):
-        return page
-    table = pseudonymised(page.items, _persons(job.stream.model, job.stream.name), job.privacy)
-    return replace(page, items=table)
-
-
-@functools.cache
-def _persons(model: type[BaseModel], table: str) -> list[PersonColumns]:
-    return personal_columns(model, table)
-
-
-def read_page(job: PageJob, departing: set[str] | None = None) -> Page | DecodedPage | None:
     """The page with its records validated and packed into one Arrow table, or None if this page must
     be decoded the ordinary way (see the module's docstring). Run by the helpers; a function of the job
     (and of `departing`, the streams whose last page had a record that departs from the spec, which the

@@ -172,8 +172,6 @@ class SourceContext:
         here = not helpers or as_sent or keep == "new" or any(callable(one.extra) for one in lists)
         decoder = self.decoder if self.settings.arrow_pages and not here else None
         tolerant = not self.settings.strict
-        scrubber = self.report.privacy
-        privacy = scrubber.settings if scrubber is not None and scrubber.settings.hashes else None
         walks = []
         for index, one in enumerate(lists):  # the roads are made here, in the reader's thread
             road = PageRoad(
@@ -183,7 +181,6 @@ class SourceContext:
                 tolerant=tolerant,
                 extra=one.fixed_extra(),
                 cursor=cursor_at,
-                privacy=privacy,
             )
             walks.append((index, functools.partial(road.walk, one.params, one.path_params, distinct)))
         first = True
