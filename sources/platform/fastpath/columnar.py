@@ -243,30 +243,23 @@ def packed_pages(
     count = 0
     few: list[dict[str, Any]] = []
 
-    def add(table: pa.Table) -> Iterator[pa.Table]:
-        nonlocal buffered, count
-        if buffered and table.schema.metadata != buffered[0].schema.metadata:
-            # a table a helper pseudonymised says so in its metadata (`privacy.scrub`), which a joined
-            # table takes from its first part: a table is joined only with tables of its metadata
-            yield _joined(buffered)
-            buffered, count = [], 0
-        buffered.append(table)
-        count += table.num_rows
-
-    def pack(rows: list[dict[str, Any]]) -> Iterator[Any]:
+    def pack(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+        nonlocal count
         table, rest = split_page(layout, rows, load_id)
         extended = None
         if rest and new_fields is not None:
             extended, rest = new_fields.pack(rest, load_id)
         for packed in (table, extended):
             if packed is not None:
-                yield from add(packed)
+                buffered.append(packed)
+                count += packed.num_rows
         if rest:
             yield rest
 
     for rows in pages:
         if isinstance(rows, pa.Table):
-            yield from add(rows)
+            buffered.append(rows)
+            count += rows.num_rows
         elif len(rows) < FEW_ROWS:
             few.extend(rows)
             if len(few) < GATHERED_ROWS:

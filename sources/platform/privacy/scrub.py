@@ -39,8 +39,6 @@ _CACHE_LIMIT = 20_000  # pseudonyms kept per group (five: about 15 MB in all): p
 STATE_KEY = "privacy"  # in the source's state: the settings the loaded data was written with
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
-# In a table's schema metadata: the columns a helper process pseudonymised already (`pseudonymised`).
-PSEUDONYMISED = b"platform_sync.pseudonymised"
 
 
 class Scrubber:
@@ -218,17 +216,9 @@ class Scrubber:
     # --- Arrow tables (dlt's column names) ---
 
     def table(self, table: pa.Table, persons: Iterable[PersonColumns]) -> pa.Table:
-        """The table's personal columns as the settings say, forgotten people blanked. Columns a helper
-        process pseudonymised already (`pseudonymised`, named in the table's metadata) are not hashed
-        again; the mark is taken off."""
-        done = hashed_already(table)
-        if done:
-            metadata = dict(table.schema.metadata or {})
-            del metadata[PSEUDONYMISED]
-            table = table.replace_schema_metadata(metadata or None)
         names = set(table.column_names)
         present = [p for p in persons if any(name in names for name in p.columns)]
-        masks = [self._forgotten_rows(table, person, done) for person in present]
+        masks = [self._forgotten_rows(table, person) for person in present]
         # the rows naming a forgotten person also lose the names that name nobody (see `record`)
         anyone = None
         for mask in masks:
@@ -239,7 +229,7 @@ class Scrubber:
             for name, group in person.columns.items():
                 if name not in names:
                     continue
-                column = table.column(name) if name in done else self._column(table.column(name), group)
+                column = self._column(table.column(name), group)
                 if forgotten is not None:
                     column = pc.if_else(forgotten, pa.nulls(len(column), column.type), column)
                 table = table.set_column(table.column_names.index(name), table.field(name).name, column)
@@ -251,24 +241,20 @@ class Scrubber:
             return pa.nulls(len(column), column.type)
         if mode != HASH:
             return column
-        return _hashed(column, group, self.settings)
+        text = column.cast(pa.string()) if column.type != pa.string() else column
+        encoded = text.combine_chunks().dictionary_encode()
+        # each distinct value of the batch hashed once, without the cache: a batch's values are mostly
+        # new ones (a cache of a million rows' people would not fit), and looking each up costs more
+        mapped = pa.array(self.settings.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
+        return mapped.take(encoded.indices)
 
-    def _forgotten_rows(
-        self, table: pa.Table, person: PersonColumns, done: frozenset[str] = frozenset()
-    ) -> pa.Array | None:
+    def _forgotten_rows(self, table: pa.Table, person: PersonColumns) -> pa.Array | None:
         if not self.forgotten or self.settings.key is None:
             return None
         mask: pa.Array | None = None
         for name, group in person.identifying().items():
             ids = self.forgotten.get(group)
             if not ids or name not in table.column_names:
-                continue
-            if name in done:  # pseudonyms already: compared as they are
-                hit = pc.is_in(
-                    table.column(name).combine_chunks(), value_set=pa.array(sorted(ids), pa.string())
-                )
-                rows = pc.fill_null(hit, False)
-                mask = rows if mask is None else pc.or_(mask, rows)
                 continue
             encoded = table.column(name).cast(pa.string()).combine_chunks().dictionary_encode()
             hit = pa.array(
@@ -327,41 +313,6 @@ class Scrubber:
             else:
                 changed[key] = None if forget else self.value(group, value)
         return changed
-
-
-def pseudonymised(table: pa.Table, persons: Iterable[PersonColumns], settings: PrivacySettings) -> pa.Table:
-    """The table with the columns of every group set to `hash` replaced by their pseudonyms, and named
-    in its metadata so that the hook (`Scrubber.table`) does not hash them again. What the helper
-    processes do to the tables they pack (`fastpath/page_decoding.py`), off the extract's thread; the
-    hook still blocks, forgets and hashes whatever else comes."""
-    hashed: list[str] = []
-    for person in persons:
-        for name, group in person.columns.items():
-            if settings.mode(group) != HASH or name not in table.column_names or name in hashed:
-                continue
-            index = table.column_names.index(name)
-            table = table.set_column(
-                index, table.field(name).name, _hashed(table.column(name), group, settings)
-            )
-            hashed.append(name)
-    if not hashed:
-        return table
-    return table.replace_schema_metadata({**(table.schema.metadata or {}), PSEUDONYMISED: ",".join(hashed)})
-
-
-def hashed_already(table: pa.Table) -> frozenset[str]:
-    """The columns of the table that `pseudonymised` hashed (none for a table it did not see)."""
-    mark = (table.schema.metadata or {}).get(PSEUDONYMISED)
-    return frozenset(mark.decode().split(",")) if mark else frozenset()
-
-
-def _hashed(column: pa.ChunkedArray, group: str, settings: PrivacySettings) -> pa.Array:
-    text = column.cast(pa.string()) if column.type != pa.string() else column
-    encoded = text.combine_chunks().dictionary_encode()
-    # each distinct value of the batch hashed once, without a cache: a batch's values are mostly new
-    # ones (a cache of a million rows' people would not fit), and looking each up costs more
-    mapped = pa.array(settings.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
-    return mapped.take(encoded.indices)
 
 
 def _blank(row: dict[str, Any], plan: RecordPlan) -> None:

@@ -74,16 +74,6 @@ class PrivacySettings:
     def mode(self, group: str) -> str:
         return self.modes.get(group, KEEP)
 
-    @property
-    def hashes(self) -> bool:
-        """Whether some group is replaced by its pseudonym."""
-        return any(mode == HASH for mode in self.modes.values())
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Sent to the helper processes with each page (`fastpath/page_decoding.PageJob`): the keyed
-        # states of `_pads` are rebuilt there (hashlib's objects do not pickle).
-        return {"modes": dict(self.modes), "key": self.key}
-
     def pseudonym(self, group: str, value: str) -> str:
         """The keyed hash of the normalised value (requires the key)."""
         return self.pseudonyms(group, (value,))[0]

@@ -79,42 +79,6 @@ def test_pages_decoded_by_a_helper_load_the_same_rows_and_state(
     assert _resource_states(here)["fiscal_documents"]["emission_date"]["ids"]
 
 
-PRIVACY = {"documents": "hash", "emails": "hash", "phones": "hash", "names": "hash", "addresses": "block"}
-
-
-def test_tables_a_helper_pseudonymised_load_as_the_sync_process_pseudonymises_them(
-    sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With hashing on, a helper hashes the personal columns of the tables it packs (issue 31: off the
-    extract's thread) and the hook hashes the rest: the same pseudonyms, none hashed twice, none raw."""
-    decoders = _keep_decoders(monkeypatch)
-    token = sandbox.token()
-    privacy = {"privacy": PRIVACY, "privacy_key": "offload-test-key-0123456789"}
-    warehouses = {}
-    for name, workers in (("here", 0), ("helped", 1)):
-        pipeline = dlt.pipeline(
-            pipeline_name=f"platform_sync_{name}",
-            destination=dlt.destinations.duckdb(str(tmp_path / f"{name}.duckdb")),
-            dataset_name="platform_raw",
-            pipelines_dir=str(tmp_path / "pipelines"),
-        )
-        options = source_options(
-            sandbox, token, items_per_page=ITEMS_PER_PAGE, decode_workers=workers, **privacy
-        )
-        assert not sync(pipeline, source_options=options).report.failed
-        warehouses[name] = warehouse_tables(str(tmp_path / f"{name}.duckdb"))
-    [decoder] = decoders
-    assert decoder.decoded_pages > 20
-    here, helped = warehouses["here"], warehouses["helped"]
-    assert helped.keys() == here.keys()
-    for table, (columns, rows) in here.items():
-        assert helped[table] == (columns, rows), table
-    columns, rows = here["fiscal_documents"]
-    names = [column[0] for column in columns if not column[0].startswith("_dlt_")]
-    emails = {row[names.index("client__email")] for row in rows} - {None}
-    assert emails and all(len(email) == 32 and "@" not in email for email in emails)
-
-
 def test_pages_that_depart_from_the_spec_load_alike_in_a_helper(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -223,26 +223,6 @@ def test_pages_are_joined_into_tables_and_only_rows_with_unknown_fields_stay_row
     assert list(columnar.packed_pages(None, pages)) == pages
 
 
-def test_a_table_is_joined_only_with_tables_of_its_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A helper's table marked pseudonymised (`privacy.scrub`) never joins tables packed here from rows:
-    the joined table would carry the mark over raw values, and the hook would leave them raw."""
-    from sources.platform.fastpath import columnar
-
-    monkeypatch.setattr(columnar, "BATCH_ROWS", 100)
-    monkeypatch.setattr(columnar, "FEW_ROWS", 1)  # every page of rows packed as it comes
-    stream = STREAMS["transfers"]
-    layout = columnar_layout(stream.model)
-    assert layout is not None
-    first, second = _rows(stream)
-    marked = page_table(layout, [first]).replace_schema_metadata({b"mark": b"1"})  # type: ignore[union-attr]
-    out = list(columnar.packed_pages(layout, [marked, [second, second], [first], marked, marked]))
-    assert [(t.num_rows, (t.schema.metadata or {}).get(b"mark")) for t in out] == [
-        (1, b"1"),
-        (3, None),
-        (2, b"1"),
-    ]
-
-
 def test_batches_of_a_few_rows_are_packed_together(monkeypatch: pytest.MonkeyPatch) -> None:
     from sources.platform.fastpath import columnar
 

@@ -12,7 +12,6 @@ import pytest
 from sources.platform.models import FiscalDocument, Sale
 from sources.platform.privacy import OFF, PrivacySettings, Scrubber, parse_privacy, personal_columns
 from sources.platform.privacy.fields import group_of_key
-from sources.platform.privacy.scrub import hashed_already, pseudonymised
 from sources.platform_client.errors import ConfigurationError
 
 KEY = "k3y-for-tests-0123456789"
@@ -206,33 +205,6 @@ def test_an_arrow_table_is_hashed_by_distinct_values_and_blocked_as_nulls() -> N
         "client__cellphone": [None, None, None],
         "id": ["1", "2", "3"],
     }
-
-
-def test_a_table_a_helper_pseudonymised_comes_out_of_the_hook_as_a_raw_one_would() -> None:
-    """`pseudonymised` (what a helper process does to the tables it packs) then the hook: the same table
-    as the hook alone, the mark gone, and a forgotten person found by their pseudonym."""
-    table = pa.table(
-        {
-            "client__email": ["a@x.com", None, "A@X.com", "ana@example.com"],
-            "client__document": ["123.456.789-09", "1", None, "98765432100"],
-            "client__cellphone": ["5511987654321", "1", None, "2"],
-            "client__name": ["A", "B", "C", "Ana"],
-            "id": ["1", "2", "3", "4"],
-        }
-    )
-    persons = personal_columns(FiscalDocument, "fiscal_documents")
-    forgotten = {"emails": frozenset({expected("emails", "ana@example.com")}), "documents": frozenset()}
-    for scrubber in (Scrubber(ON), Scrubber(ON, lambda: forgotten)):
-        early = pseudonymised(table, persons, ON)
-        assert hashed_already(early) == {"client__email", "client__document"}
-        assert early.column("client__email")[0].as_py() == expected("emails", "a@x.com")
-        hook = scrubber.mapper(FiscalDocument, "fiscal_documents")
-        assert hook(early, None).equals(hook(table, None), check_metadata=True)
-        assert not hashed_already(hook(early, None))
-    out = Scrubber(ON, lambda: forgotten).mapper(FiscalDocument, "fiscal_documents")(early, None)
-    assert out.column("client__name").to_pylist() == ["A", "B", "C", None]
-    assert out.column("client__email")[3].as_py() is None
-    assert hashed_already(pseudonymised(table, persons, parse_privacy({"phones": "block"}, None))) == set()
 
 
 def test_free_json_by_key_name_and_the_quarantine_and_departure_rows() -> None:
