@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import orjson
@@ -58,16 +58,9 @@ def classify_transport(exc: httpx.RequestError) -> FailureKind:
     return FailureKind.INVALID  # LocalProtocolError, UnsupportedProtocol, ...: asking again won't help
 
 
-class Body(Protocol):
-    """A success answer's body and status: an `httpx.Response`, or a page fetched (`client.RawPage`)."""
-
-    @property
-    def content(self) -> bytes: ...
-    @property
-    def status_code(self) -> int: ...
-
-
-def decode_json(response: Body, operation: str, page: int | None, redact: Callable[[str], str]) -> Any:
+def decode_json(
+    response: httpx.Response, operation: str, page: int | None, redact: Callable[[str], str]
+) -> Any:
     """The JSON document of a success answer; `MalformedResponseError` if it is not JSON."""
     try:
         return _loads_json(response.content)
