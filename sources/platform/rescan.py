@@ -17,10 +17,10 @@ the product snapshots.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import dlt
 import pendulum
@@ -33,8 +33,12 @@ from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
 from sources.platform.seen_keys import SeenKeys
 from sources.platform.settings import SourceSettings
-from sources.platform_client.client import PageDecode, PlatformClient
-from sources.platform_client.paging import Page
+from sources.platform_client.client import PlatformClient
+from sources.platform_client.errors import MalformedResponseError
+from sources.platform_client.paged_list import PagedList, RawPage
+from sources.platform_client.paging import Page, PagedBody
+
+P = TypeVar("P", bound=PagedBody)
 
 # Source state keys, by resource name: the ISO time of the start of the run of its last complete scan,
 # and the number of requests that scan made.
@@ -166,12 +170,45 @@ class CountingClient(PlatformClient):
         operation_name: str,
         path_params: Mapping[str, object] | None = None,
         params: Mapping[str, object] | None = None,
-        decode: PageDecode | None = None,
         distinct: bool = False,
     ) -> Iterator[Page]:
-        for page in self._client.paginate(operation_name, path_params, params, decode, distinct):
+        for page in self._client.paginate(operation_name, path_params, params, distinct):
             self.requests += 1
             yield page
 
+    def paged(
+        self,
+        operation_name: str,
+        path_params: Mapping[str, object] | None = None,
+        params: Mapping[str, object] | None = None,
+    ) -> PagedList:
+        return CountedList(self._client.paged(operation_name, path_params, params), self)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
+
+
+class CountedList(PagedList):
+    """A paged list of the scan's client (`CountingClient.paged`): each page its walk yields counted."""
+
+    def __init__(self, listing: PagedList, scan: CountingClient) -> None:  # a view: no super().__init__
+        self._listing = listing
+        self._scan = scan
+        self.operation = listing.operation
+
+    def fetch(self, number: int, first_attempt: int = 1) -> RawPage:
+        return self._listing.fetch(number, first_attempt)
+
+    def retry_malformed(self, error: MalformedResponseError, attempt: int) -> None:
+        self._listing.retry_malformed(error, attempt)
+
+    def envelope(self, raw: RawPage) -> Page:
+        return self._listing.envelope(raw)
+
+    def json_page(self, number: int) -> Page:
+        return self._listing.json_page(number)
+
+    def walk(self, fetch: Callable[[int], P], distinct: bool = False) -> Iterator[P]:
+        for page in self._listing.walk(fetch, distinct):
+            self._scan.requests += 1
+            yield page

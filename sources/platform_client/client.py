@@ -7,7 +7,6 @@ Every call goes the same way: rate limiter (`ratelimit.py`) → HTTP → classif
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
 from collections.abc import Callable, Iterator, Mapping
@@ -34,7 +33,8 @@ from sources.platform_client.outcomes import (
     status_failure,
     transport_failure,
 )
-from sources.platform_client.paging import Page, parse_envelope
+from sources.platform_client.paged_list import PagedList, RawPage
+from sources.platform_client.paging import Page, PagedBody
 from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters, Verdict
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
 from sources.platform_client.retry import RetryPolicy
@@ -47,14 +47,20 @@ from sources.platform_client.walking import (
     walk_pages,
 )
 
-__all__ = ["OperationStats", "Page", "PlatformClient", "format_query_value", "total_stats"]
+__all__ = [
+    "OperationStats",
+    "Page",
+    "PagedList",
+    "PlatformClient",
+    "RawPage",
+    "format_query_value",
+    "total_stats",
+]
 
 logger = logging.getLogger("platform_sync.client")
 
 T = TypeVar("T")
-# Turns the body of one page into a `Page` another way than the client's (`offload.py`), or returns None
-# to leave it to the client; called with the body and the page number asked for.
-PageDecode = Callable[[bytes, int], Page | None]
+P = TypeVar("P", bound=PagedBody)
 PAGING_PARAMS = frozenset({"page", "itemsPerPage"})
 
 
@@ -177,28 +183,38 @@ class PlatformClient:
                 f"{operation.name} requires {', '.join(sorted(missing_paging))}; use paginate() or pass them",
                 operation=operation.name,
             )
-        return self._call(
+        document, _ = self._call(
             operation,
             path,
             query,
             json,
             parse=lambda response: decode_json(response, operation.name, None, self._redactor.redact),
         )
+        return document
 
     def paginate(
         self,
         operation_name: str,
         path_params: Mapping[str, object] | None = None,
         params: Mapping[str, object] | None = None,
-        decode: PageDecode | None = None,
         distinct: bool = False,
     ) -> Iterator[Page]:
-        """Yield the non-empty pages of a paged list in order, fetching a few ahead (`walking.py`); a list
-        that moved under the walk is walked again.
+        """Yield the non-empty pages of a paged list in order, their records as JSON objects, fetching a
+        few ahead (`walking.py`); a list that moved under the walk is walked again.
 
-        `decode`, if given, is offered each page's body first; pages it returns None for are decoded here.
         `distinct`: a record (by its `id`) comes at most once, even when the list is walked again.
         """
+        listing = self.paged(operation_name, path_params, params)
+        return listing.walk(listing.json_page, distinct)
+
+    def paged(
+        self,
+        operation_name: str,
+        path_params: Mapping[str, object] | None = None,
+        params: Mapping[str, object] | None = None,
+    ) -> PagedList:
+        """One paged list of an operation, to fetch its pages one by one (`PagedList.fetch`: the bodies as
+        they came) and walk them (`PagedList.walk`). `paginate` walks it with the client's JSON pages."""
         operation = self._operation(operation_name)
         if not operation.paged:
             raise ConfigurationError(
@@ -209,9 +225,7 @@ class PlatformClient:
                 f"{operation.name}: page and itemsPerPage are set by the client (items_per_page)",
                 operation=operation.name,
             )
-        path = operation.render_path(path_params)
-        query = self._query(operation, params)
-        return self._walk(operation, path, query, decode, distinct)
+        return PagedList(self, operation, operation.render_path(path_params), self._query(operation, params))
 
     def close(self) -> None:
         """Close the connection pool and the threads that fetch pages ahead."""
@@ -225,6 +239,25 @@ class PlatformClient:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    # what a paged list asks of its client (`paged_list.Requests`) ----------------------------------------
+
+    def fetch_body(
+        self, operation: Operation, path: str, query: dict[str, Any], first_attempt: int
+    ) -> tuple[httpx.Response, int]:
+        """A page's answer with a success status, through the rate limiter and the HTTP retry policy,
+        and the try it came at, counting from `first_attempt`."""
+        return self._call(
+            operation, path, query, None, parse=lambda response: response, first_attempt=first_attempt
+        )
+
+    def walk_pages(self, operation: Operation, fetch: Callable[[int], P], distinct: bool) -> Iterator[P]:
+        """The pages `fetch(number)` gives, fetched ahead in the client's pool (`walking.walk_pages`)."""
+
+        def on_loop() -> None:
+            self._stats.add(operation.name, errors=1)
+
+        return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop, distinct)
 
     # internals --------------------------------------------------------------------------------------------
 
@@ -248,36 +281,6 @@ class PlatformClient:
             )
         return query
 
-    def _walk(
-        self,
-        operation: Operation,
-        path: str,
-        query: dict[str, Any],
-        decode: PageDecode | None,
-        distinct: bool,
-    ) -> Iterator[Page]:
-        def fetch(number: int) -> Page:
-            return self._call(
-                operation,
-                path,
-                {**query, "page": number, "itemsPerPage": self.items_per_page},
-                None,
-                parse=functools.partial(self._page, operation=operation, number=number, decode=decode),
-            )
-
-        def on_loop() -> None:
-            self._stats.add(operation.name, errors=1)
-
-        return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop, distinct)
-
-    def _page(
-        self, response: httpx.Response, *, operation: Operation, number: int, decode: PageDecode | None
-    ) -> Page:
-        if decode is not None and (page := decode(response.content, number)) is not None:
-            return page
-        document = decode_json(response, operation.name, number, self._redactor.redact)
-        return parse_envelope(document, operation=operation.name, requested_page=number)
-
     def _call(
         self,
         operation: Operation,
@@ -286,36 +289,43 @@ class PlatformClient:
         body: Any,
         *,
         parse: Callable[[httpx.Response], T],
-    ) -> T:
+        first_attempt: int = 1,
+    ) -> tuple[T, int]:
+        """The parsed answer and the try it came at, counting from `first_attempt` (a page whose body
+        did not decode is asked for again from the next try: `PagedList.retry_malformed`)."""
         limiter = self._limiters.get(operation.name)
-        attempt = 0
+        attempt = first_attempt - 1
         while True:
             attempt += 1
             permit = limiter.acquire()
             self._stats.add(operation.name, requests=1, rate_limit_wait_seconds=permit.waited)
             outcome = self._attempt(operation, path, query, body, parse, permit)
             if not isinstance(outcome, Failed):
-                return outcome
-            failure = outcome.failure
-            if not self._policy.should_retry(failure, attempt, idempotent=operation.idempotent):
-                self._stats.add(operation.name, errors=1)
-                raise outcome.build(attempt) from outcome.cause
-            server_delay = self._policy.server_delay(failure, self._clock.now())
-            # After a 429 with Retry-After the limiter holds every thread of the operation until then.
-            if failure.status == 429 and server_delay is not None:
-                delay = 0.0
-            else:
-                delay = self._policy.delay(failure, attempt, self._clock.now())
-            logger.warning(
-                "%s: %s (try %d of %d); retrying %s",
-                operation.name,
-                outcome.summary,
-                attempt,
-                self._policy.max_attempts,
-                f"in {delay:.2f}s" if delay else "when the rate limiter allows",
-            )
-            self._stats.add(operation.name, retries=1, backoff_seconds=delay)
-            self._clock.sleep(delay)
+                return outcome, attempt
+            self.retry_or_raise(operation, outcome, attempt)
+
+    def retry_or_raise(self, operation: Operation, outcome: Failed, attempt: int) -> None:
+        """Wait before the next try if the policy allows one, else raise the failure's exception."""
+        failure = outcome.failure
+        if not self._policy.should_retry(failure, attempt, idempotent=operation.idempotent):
+            self._stats.add(operation.name, errors=1)
+            raise outcome.build(attempt) from outcome.cause
+        server_delay = self._policy.server_delay(failure, self._clock.now())
+        # After a 429 with Retry-After the limiter holds every thread of the operation until then.
+        if failure.status == 429 and server_delay is not None:
+            delay = 0.0
+        else:
+            delay = self._policy.delay(failure, attempt, self._clock.now())
+        logger.warning(
+            "%s: %s (try %d of %d); retrying %s",
+            operation.name,
+            outcome.summary,
+            attempt,
+            self._policy.max_attempts,
+            f"in {delay:.2f}s" if delay else "when the rate limiter allows",
+        )
+        self._stats.add(operation.name, retries=1, backoff_seconds=delay)
+        self._clock.sleep(delay)
 
     def _attempt(
         self,

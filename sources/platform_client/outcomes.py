@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import orjson
@@ -58,9 +58,16 @@ def classify_transport(exc: httpx.RequestError) -> FailureKind:
     return FailureKind.INVALID  # LocalProtocolError, UnsupportedProtocol, ...: asking again won't help
 
 
-def decode_json(
-    response: httpx.Response, operation: str, page: int | None, redact: Callable[[str], str]
-) -> Any:
+class Body(Protocol):
+    """A success answer's body and status: an `httpx.Response`, or a page fetched (`client.RawPage`)."""
+
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def status_code(self) -> int: ...
+
+
+def decode_json(response: Body, operation: str, page: int | None, redact: Callable[[str], str]) -> Any:
     """The JSON document of a success answer; `MalformedResponseError` if it is not JSON."""
     try:
         return _loads_json(response.content)

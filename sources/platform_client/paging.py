@@ -10,20 +10,39 @@ that do not advance (same number again, or the same items under a new number) ra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, Self
 
 from sources.platform_client.errors import MalformedResponseError, PagingLoopError
 
 ENVELOPE_NUMBERS = ("page", "pages", "itemsPerPage", "totalItems")
 
 
+class PagedBody(Protocol):
+    """What a walk (`PageWalk`, `walking.walk_pages`) needs of a page: its envelope's numbers, how many
+    records it holds, whether it repeats another, and its records' keys. `Page` is one; a caller that
+    decodes pages its own way (the source: `sources/platform/fastpath/page_decoding.DecodedPage`) gives
+    its own."""
+
+    @property
+    def page(self) -> int: ...
+    @property
+    def pages(self) -> int: ...
+    @property
+    def total_items(self) -> int: ...
+    @property
+    def items_per_page(self) -> int: ...
+    def record_count(self) -> int: ...
+    def repeats(self, other: Any) -> bool: ...
+    def record_keys(self) -> list[Any] | None: ...
+    def unseen(self, yielded: set[int]) -> Self: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One page of a paged list; `items_per_page` is the size the server used, not the one asked for."""
+    """One page of a paged list, its records as decoded JSON objects; `items_per_page` is the size the
+    server used, not the one asked for."""
 
-    # The decoded JSON objects; or what a `decode` function of `PlatformClient.paginate` made of them
-    # (the source's helper processes pack them into an Arrow table: `sources/platform/fastpath/`).
     items: list[dict[str, Any]]
     page: int
     pages: int
@@ -31,16 +50,50 @@ class Page:
     items_per_page: int
 
     def record_count(self) -> int:
-        """How many records of the list this page holds (a page that a decode function split into
-        several parts says itself how many: `fastpath.page_decoding.DecodedPage`)."""
+        """How many records of the list this page holds."""
         return len(self.items)
 
-    def repeats(self, other: Page) -> bool:
+    def repeats(self, other: Any) -> bool:
         """Whether this page holds the same records as `other`. Lists are compared as they are: two
         different pages differ in their first item, so this costs one comparison per page (a hash of
-        every page's items was a fiftieth of the extract's time). A page of another kind of items says
-        itself how it compares (`fastpath.batches.PackedPage`)."""
-        return type(self.items) is type(other.items) and self.items == other.items
+        every page's items was a fiftieth of the extract's time)."""
+        return isinstance(other, Page) and self.items == other.items
+
+    def record_keys(self) -> list[Any] | None:
+        """The records' `id`s (a fiscal document's `document.id`), or None when they carry none."""
+        return record_keys(self.items)
+
+    def unseen(self, yielded: set[int]) -> Page:
+        """The page without the records whose key's hash is in `yielded` (records without keys are all
+        kept); the keys of those kept join `yielded`."""
+        kept = unseen_items(self.items, yielded)
+        return self if len(kept) == len(self.items) else replace(self, items=kept)
+
+
+def record_keys(items: list[dict[str, Any]]) -> list[Any] | None:
+    """The records' `id`s (a fiscal document's `document.id`), or None when the items carry none."""
+    keys = []
+    for item in items:
+        key = item.get("id")
+        if key is None and isinstance(item.get("document"), dict):
+            key = item["document"].get("id")
+        if key is None or isinstance(key, dict | list):
+            return None
+        keys.append(key)
+    return keys
+
+
+def unseen_items(items: list[dict[str, Any]], yielded: set[int]) -> list[dict[str, Any]]:
+    """The records not yielded yet by their key (`Page.unseen`); all of them when they carry no keys."""
+    keys = record_keys(items)
+    if keys is None:
+        return items
+    kept = []
+    for item, key in zip(items, keys, strict=True):
+        if hash(key) not in yielded:
+            yielded.add(hash(key))
+            kept.append(item)
+    return kept
 
 
 def _as_count(value: object) -> int | None:
@@ -104,7 +157,7 @@ class PageWalk:
         self._requested = self.first
         self._zero_based: bool | None = None
         self._last_number: int | None = None
-        self._last_page: Page | None = None
+        self._last_page: PagedBody | None = None
         self._next: int | None = None
         self._probed_zero = False
         self._last_index: int | None = None  # the last page number the server announced
@@ -117,13 +170,13 @@ class PageWalk:
             page=self._requested,
         )
 
-    def accept(self, page: Page) -> bool:
+    def accept(self, page: PagedBody) -> bool:
         """Record the answer to the last request; True if its items are new and should be yielded."""
         requested = self._requested
         self._next = None
         if self._probed_zero:
             # The answer to the page-0 probe: use it only if the server really numbers it 0.
-            return page.page == 0 and bool(len(page.items))
+            return page.page == 0 and bool(page.record_count())
         if self._zero_based is None:
             if page.page not in (0, 1):
                 raise self._loop(f"asked for page 1, got page {page.page}")
@@ -132,12 +185,12 @@ class PageWalk:
             raise self._loop(f"asked for page {requested}, got page {page.page}")
         if self._last_number is not None and page.page <= self._last_number:
             raise self._loop(f"page {page.page} after page {self._last_number}")
-        if len(page.items):
+        if page.record_count():
             if self._last_page is not None and page.repeats(self._last_page):
                 raise self._loop(f"page {page.page} repeats the items of page {self._last_number}")
             self._last_page = page
         self._last_number = page.page
-        if not len(page.items):
+        if not page.record_count():
             if not self._zero_based and page.page >= 1 and page.page == page.pages and page.total_items:
                 # Page `pages` of a 1-based server is its last, never empty when it announces items: this
                 # server counts from 0, and our first request skipped its page 0.

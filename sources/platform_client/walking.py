@@ -4,8 +4,9 @@
 ones together when the caller asks for the next page, up to `pages_ahead` at a time per walk (so they are
 in flight while the caller works on the page it took), from threads
 shared by every walk of the client (`PagePool`, at most `total` requests of pages ahead at once). Each
-request still goes through the operation's rate limiter, retry policy and decoding (`fetch`), so nothing
-of the road of one page changes but the thread it runs in. Pages are handed to `PageWalk` and yielded in
+request still goes through the operation's rate limiter, retry policy and decoding (`fetch`: the
+caller's, the client's own JSON pages or the source's decoded pages), so nothing of the road of one page
+changes but the thread it runs in. Pages are handed to `PageWalk` and yielded in
 page order, so a page that repeats or an empty page stops the walk exactly as a sequential walk would; at
 most `pages_ahead` pages are held or in flight, so memory stays bounded. The first `SEQUENTIAL_PAGES`
 pages are fetched one by one, then the number ahead doubles with each page taken (2, 4, 8): a list of up
@@ -38,11 +39,12 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from sources.platform_client.errors import ApiError, ListMovedError, PagingLoopError
-from sources.platform_client.paging import Page, PageWalk
+from sources.platform_client.paging import PagedBody, PageWalk
+
+P = TypeVar("P", bound=PagedBody)
 
 logger = logging.getLogger("platform_sync.client")
 
@@ -64,14 +66,14 @@ class PagePool:
     def __init__(self, total: int) -> None:
         self.total = max(1, total)
         self._lock = threading.Lock()
-        self._jobs: queue.SimpleQueue[tuple[Future[Page], Callable[[], Page]] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = queue.SimpleQueue()
         self._threads = 0
         self._idle = 0
         self._closed = False
 
-    def submit(self, fetch: Callable[[int], Page], number: int) -> Future[Page]:
+    def submit(self, fetch: Callable[[int], P], number: int) -> Future[P]:
         """Fetch page `number` in a pool thread, in the caller's context (e.g. dlt's pipeline context)."""
-        future: Future[Page] = Future()
+        future: Future[P] = Future()
         context = contextvars.copy_context()
         with self._lock:
             if self._closed:
@@ -111,27 +113,6 @@ class PagePool:
             self._jobs.put(None)
 
 
-def record_keys(items: Any) -> list[Any] | None:
-    """The records' `id`s (a fiscal document's `document.id`), or None when the items carry none. Items
-    packed into a table by the source's helpers (`fastpath/`) give the column of the same name."""
-    if isinstance(items, list):
-        keys = []
-        for item in items:
-            key = item.get("id")
-            if key is None and isinstance(item.get("document"), dict):
-                key = item["document"].get("id")
-            if key is None or isinstance(key, dict | list):
-                return None
-            keys.append(key)
-        return keys
-    names = getattr(items, "column_names", None)
-    for name in ("id", "document__id"):
-        if names is not None and name in names:
-            column: list[Any] = items.column(name).to_pylist()
-            return None if any(key is None for key in column) else column
-    return None
-
-
 class MoveWatch:
     """The signs that a list moved during one walk (see the module's docstring)."""
 
@@ -146,9 +127,9 @@ class MoveWatch:
         if self.moved is None:
             self.moved = problem
 
-    def watch(self, page: Page, zero_based: bool) -> None:
+    def watch(self, page: PagedBody, zero_based: bool) -> None:
         count = page.record_count()  # the rows a helper set apart beside its table count too
-        keys = record_keys(page.items) if len(page.items) else []
+        keys = page.record_keys() if count else []
         self._keyed = self._keyed and keys is not None
         if self._total is None:
             self._total = page.total_items
@@ -175,12 +156,12 @@ class MoveWatch:
 
 def walk_pages(
     operation: str,
-    fetch: Callable[[int], Page],
+    fetch: Callable[[int], P],
     pool: PagePool,
     pages_ahead: int,
     on_loop: Callable[[], None],
     distinct: bool = False,
-) -> Iterator[Page]:
+) -> Iterator[P]:
     """The pages of a list, walked again while it moves (module docstring); `fetch(number)` gets one
     page, `on_loop` counts a paging loop before it is raised. `distinct`: each record (by its key) at
     most once over all the walks, the first time it comes (pages left empty are not yielded)."""
@@ -190,8 +171,8 @@ def walk_pages(
         walk = PageWalk(operation)
         for page in _one_walk(walk, fetch, pool, pages_ahead, on_loop, watch):
             if distinct:
-                page = _unseen(page, yielded)
-                if not len(page.items):
+                page = page.unseen(yielded)
+                if not page.record_count():
                     continue
             yield page
         moved = watch.verdict(numbering_consistent=not walk.probed_zero)
@@ -214,15 +195,15 @@ def walk_pages(
 
 def _one_walk(
     walk: PageWalk,
-    fetch: Callable[[int], Page],
+    fetch: Callable[[int], P],
     pool: PagePool,
     pages_ahead: int,
     on_loop: Callable[[], None],
     watch: MoveWatch,
-) -> Iterator[Page]:
+) -> Iterator[P]:
     operation = walk.operation
     number: int | None = walk.first
-    ahead: deque[tuple[int, Future[Page]]] = deque()
+    ahead: deque[tuple[int, Future[P]]] = deque()
     window = 1
     taken = 0
     try:
@@ -259,23 +240,8 @@ def _one_walk(
         _cancel(ahead)
 
 
-def _unseen(page: Page, yielded: set[int]) -> Page:
-    """The page without the records already yielded (records without keys are all kept)."""
-    if not isinstance(page.items, list):
-        return page
-    keys = record_keys(page.items)
-    if keys is None:
-        return page
-    kept = []
-    for item, key in zip(page.items, keys, strict=True):
-        if hash(key) not in yielded:
-            yielded.add(hash(key))
-            kept.append(item)
-    return page if len(kept) == len(page.items) else replace(page, items=kept)
-
-
 def _plan(
-    ahead: deque[tuple[int, Future[Page]]], wanted: list[int], fetch: Callable[[int], Page], pool: PagePool
+    ahead: deque[tuple[int, Future[P]]], wanted: list[int], fetch: Callable[[int], P], pool: PagePool
 ) -> None:
     """Make `ahead` hold the requests of the `wanted` page numbers, in order."""
     held = [number for number, _ in ahead]
@@ -286,6 +252,6 @@ def _plan(
         ahead.append((number, pool.submit(fetch, number)))
 
 
-def _cancel(ahead: deque[tuple[int, Future[Page]]]) -> None:
+def _cancel(ahead: deque[tuple[int, Future[Any]]]) -> None:
     while ahead:
         ahead.popleft()[1].cancel()

@@ -1,38 +1,20 @@
 """What a reader yields for a page: its rows, or the same rows packed as an Arrow table (by a helper
-process, `offload.py`), and reading values out of either."""
+process, `offload.py`), and reading values out of either (`page_stage.py` shows them to the cursor)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from dlt.common.schema.typing import C_DLT_ID
 
 from sources.platform.cursor import Cursor
 from sources.platform.fastpath.columnar import column_name
-from sources.platform_client.paging import Page
 
 Rows = list[dict[str, Any]]
 Batch: TypeAlias = Rows | pa.Table
-
-
-@dataclass(frozen=True, slots=True)
-class PackedPage(Page):
-    """A page whose records a helper process packed into an Arrow table (`offload.py`)."""
-
-    items: pa.Table
-
-    def repeats(self, other: Page) -> bool:
-        """Tables are compared without their row ids, random per row; the first rows first."""
-        if not isinstance(other.items, pa.Table) or self.items.num_rows != other.items.num_rows:
-            return False
-        ignored = [C_DLT_ID] if C_DLT_ID in self.items.column_names else []
-        records, others = self.items.drop_columns(ignored), other.items.drop_columns(ignored)
-        return records.slice(0, 1).equals(others.slice(0, 1)) and records.equals(others)
 
 
 def values_at(batch: Batch, path: tuple[str, ...]) -> list[Any]:

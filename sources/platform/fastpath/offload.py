@@ -39,7 +39,6 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from sources.platform.fastpath.batches import PackedPage
 from sources.platform.fastpath.lifeline import end_with_parent
 from sources.platform.fastpath.page_decoding import DecodedPage, PageJob, decode_page
 from sources.platform_client.paging import Page
@@ -88,29 +87,29 @@ def _table_to_bytes(table: pa.Table) -> bytes:
     return bytes(sink.getvalue())
 
 
-def _encode_answer(page: Page | None) -> tuple[Any, ...] | None:
+def _encode_answer(page: Page | DecodedPage | None) -> tuple[Any, ...] | None:
     if page is None:
         return None
     items = _table_to_bytes(page.items) if isinstance(page.items, pa.Table) else None
     answer = (items, page.page, page.pages, page.total_items, page.items_per_page)
-    if isinstance(page, DecodedPage):
+    if isinstance(page, DecodedPage) and (page.leftover or page.departures or page.cursor_departed):
         return (*answer, page.leftover, page.departures, page.cursor_departed)
     return answer
 
 
-def _decode_answer(answer: tuple[Any, ...] | None) -> Page | None:
+def _decode_answer(answer: tuple[Any, ...] | None) -> DecodedPage | None:
     if answer is None:
         return None
     items, number, pages, total_items, items_per_page, *departed = answer
-    if items is None:
-        return Page([], number, pages, total_items, items_per_page)
+    if items is None:  # an empty page
+        return DecodedPage([], number, pages, total_items, items_per_page)
     table = pa.ipc.open_stream(items).read_all()
     if departed:
         leftover, departures, cursor_departed = departed
         return DecodedPage(
             table, number, pages, total_items, items_per_page, leftover, departures, cursor_departed
         )
-    return PackedPage(table, number, pages, total_items, items_per_page)
+    return DecodedPage(table, number, pages, total_items, items_per_page)
 
 
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
@@ -156,7 +155,7 @@ class _Helper:
             env=env,
         )
         self._sending = threading.Lock()
-        self._unanswered: collections.deque[Future[Page | None]] = collections.deque()
+        self._unanswered: collections.deque[Future[DecodedPage | None]] = collections.deque()
         self._ended: Exception | None = None  # why no more answers will come
         threading.Thread(target=self._read_answers, name="platform-sync-helper-answers", daemon=True).start()
 
@@ -164,10 +163,10 @@ class _Helper:
     def unanswered(self) -> int:
         return len(self._unanswered)
 
-    def submit(self, job: PageJob) -> Future[Page | None]:
+    def submit(self, job: PageJob) -> Future[DecodedPage | None]:
         """Send the job; the future holds its page, or the helper's failure."""
         assert self.process.stdin is not None
-        future: Future[Page | None] = Future()
+        future: Future[DecodedPage | None] = Future()
         with self._sending:  # the answers come in the order the jobs were sent
             if self._ended is not None:
                 future.set_exception(self._ended)
@@ -224,7 +223,7 @@ class PageDecoder:
         self._closed = False
         self._broken: str | None = None
 
-    def decode(self, job: PageJob) -> Page | None:
+    def decode(self, job: PageJob) -> DecodedPage | None:
         """The decoded page, or None: decode it in this process (see the module's docstring)."""
         while not self._slots.acquire(timeout=0.2):  # all helpers have their share of pages
             if self._stopped():

@@ -9,15 +9,17 @@ helper.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from sources.platform.fastpath.batches import PackedPage
+import pyarrow as pa
+from dlt.common.schema.typing import C_DLT_ID
+
 from sources.platform.fastpath.columnar import Layout, page_table
 from sources.platform.models import DepartingRecord, Departure, parse_page_leniently, parse_page_strictly
 from sources.platform.records import RecordReader, RecordShape
 from sources.platform_client.errors import MalformedResponseError
-from sources.platform_client.paging import Page, parse_envelope
+from sources.platform_client.paging import Page, parse_envelope, record_keys, unseen_items
 
 
 class PackedResource(RecordShape, Protocol):
@@ -44,20 +46,68 @@ class PageJob:
     cursor: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True)
-class DecodedPage(PackedPage):
-    """A page a helper decoded although some records depart from the spec: the rows Arrow can carry are
-    `items` (a table), the others `leftover`, and what departed, record by record, `departures`."""
+@dataclass(frozen=True, slots=True)
+class DecodedPage:
+    """A page of a list as the source walks it (`page_stage.py`), whichever process decoded it: the
+    envelope's numbers and `items`, either the records as JSON objects (decoded in this process, read
+    into rows by the reader's `RecordReader`) or the Arrow table a helper packed them into. Beside a
+    helper's table, the rows Arrow cannot carry (`leftover`), what departed from the spec record by record
+    (`departures`), and the rows whose incremental cursor field departed (`cursor_departed`: loaded, never
+    shown to the cursor, `records.new_rows`' rule)."""
 
+    items: pa.Table | list[dict[str, Any]]
+    page: int
+    pages: int
+    total_items: int
+    items_per_page: int
     leftover: list[dict[str, Any]] = field(default_factory=list)
     departures: list[tuple[str | None, list[Departure]]] = field(default_factory=list)
-    # Rows whose incremental cursor field departed from the spec: loaded, but never shown to the cursor
-    # (`records.new_rows`' rule).
     cursor_departed: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, page: Page) -> DecodedPage:
+        """A page of JSON records (the client's envelope, or a helper's empty page)."""
+        return cls(page.items, page.page, page.pages, page.total_items, page.items_per_page)
 
     def record_count(self) -> int:
         """The page's records: those in the table and those set apart beside it."""
         return len(self.items) + len(self.leftover) + len(self.cursor_departed)
+
+    def repeats(self, other: Any) -> bool:
+        """Whether this page holds the same records as `other` (`paging.Page.repeats`); tables are
+        compared without their row ids, random per row, the first rows first."""
+        if not isinstance(other, DecodedPage):
+            return False
+        mine, theirs = self.items, other.items
+        if isinstance(mine, list) or isinstance(theirs, list):
+            return isinstance(mine, list) and isinstance(theirs, list) and mine == theirs
+        if mine.num_rows != theirs.num_rows:
+            return False
+        ignored = [C_DLT_ID] if C_DLT_ID in mine.column_names else []
+        records, others = mine.drop_columns(ignored), theirs.drop_columns(ignored)
+        return records.slice(0, 1).equals(others.slice(0, 1)) and records.equals(others)
+
+    def record_keys(self) -> list[Any] | None:
+        """The records' `id`s (a fiscal document's `document.id`; of a table, the column of that name),
+        or None when they carry none."""
+        if isinstance(self.items, list):
+            return record_keys(self.items)
+        for name in ("id", "document__id"):
+            if name in self.items.column_names:
+                column: list[Any] = self.items.column(name).to_pylist()
+                return None if any(key is None for key in column) else column
+        return None
+
+    def unseen(self, yielded: set[int]) -> DecodedPage:
+        """The page without the records already yielded (a distinct walk); a table is kept whole."""
+        if not isinstance(self.items, list):
+            return self
+        kept = unseen_items(self.items, yielded)
+        return self if len(kept) == len(self.items) else replace(self, items=kept)
+
+
+# A page a helper packed whole, nothing departing: a `DecodedPage` with nothing set apart.
+PackedPage = DecodedPage
 
 
 class _Departures:
@@ -77,7 +127,7 @@ class _Departures:
         self.quarantined = True
 
 
-def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | None:
+def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | DecodedPage | None:
     """The page with its records validated and packed into one Arrow table, or None if this page must
     be decoded the ordinary way (see the module's docstring). Run by the helpers; a function of the job
     (and of `departing`, the streams whose last page had a record that departs from the spec, which the
@@ -112,7 +162,7 @@ def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | None:
     return PackedPage(table, page.page, page.pages, page.total_items, page.items_per_page)
 
 
-def _decode_tolerantly(job: PageJob, layout: Layout, departing: set[str]) -> Page | None:
+def _decode_tolerantly(job: PageJob, layout: Layout, departing: set[str]) -> DecodedPage | None:
     """A page read leniently (`parse_page_leniently`): the records that depart from the spec are read one
     by one as this process would (`records.RecordReader`). None when a record is quarantined (this
     process knows the token to redact from it). The rows whose cursor field departed come back apart,

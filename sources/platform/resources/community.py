@@ -3,17 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from sources.platform.fastpath.batches import Rows
-from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.fastpath.batches import Batch, Rows
+from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE
 from sources.platform.models import CommunityMember, CommunityPost
 from sources.platform.resources.context import SourceContext
+from sources.platform.resources.page_lists import PageList
 from sources.platform.resources.stream import BIGINT_KEY, Stream
 from sources.platform_client.errors import NotFoundError, PermissionDeniedError
-from sources.platform_client.paging import Page
 
 # Each snapshot row says which community, over how many days, and when it was taken.
 SNAPSHOT_COLUMNS = {
@@ -56,24 +56,34 @@ def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         yield ctx.parse(stream, answer.get("items") or [], extra)
 
 
-def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+def read_commenters(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     """The members who commented in each community, stamped with this run's snapshot time, several
-    communities' lists at once (`fan_out`)."""
+    communities' lists at once (`SourceContext.pages`)."""
     communities = {community: (path, params, extra) for community, path, params, extra in _communities(ctx)}
 
-    def walk(path: dict[str, Any], params: dict[str, Any]) -> Callable[[], Iterator[Page]]:
-        # A snapshot appended as it comes: a record twice (the list moved under the walk) would be a
-        # duplicate row, so each commenter comes once.
-        return lambda: ctx.client.paginate(stream.operation, path_params=path, params=params, distinct=True)
+    def page_list(community_id: int) -> PageList:
+        path, params, extra = communities[community_id]
 
-    walks = [(community_id, walk(path, params)) for community_id, (path, params, _) in communities.items()]
-    for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING, (PermissionDeniedError,)):
-        if item.page is not None:
-            extra = communities[item.parent][2]
-            extra["snapshot_at"] = snapshot_time(ctx)  # after an answer: the API's clock is known
-            yield ctx.parse(stream, item.page.items, extra)
-        elif item.error is not None:
-            ctx.report.warn(f"community {item.parent} was not read: {item.error}")
+        def columns() -> dict[str, Any]:  # after an answer: the API's clock is known
+            return {**extra, "snapshot_at": snapshot_time(ctx)}
+
+        return PageList(params, path, columns, parent=community_id)
+
+    def ended(community_id: int, error: BaseException | None) -> None:
+        if error is not None:
+            ctx.report.warn(f"community {community_id} was not read: {error}")
+
+    # A snapshot appended as it comes: a record twice (the list moved under the walk) would be a
+    # duplicate row, so each commenter comes once (`distinct`).
+    yield from ctx.pages(
+        stream,
+        [page_list(community_id) for community_id in communities],
+        distinct=True,
+        parallel=FAN_WALKS_AT_ONCE,
+        depth=FAN_PAGES_WAITING,
+        tolerated=(PermissionDeniedError,),
+        on_end=ended,
+    )
 
 
 COMMUNITY_TOP_POSTS = Stream(

@@ -2,14 +2,18 @@
 
 Every reader yields one batch per page (its rows, or the Arrow table a helper process packed them into:
 `fastpath/`), so nothing larger than a page is held in memory (except the small per-product snapshots,
-which must be complete before they replace a table).
+which must be complete before they replace a table). `SourceContext.pages` is the road of a page to the
+reader (`page_stage.py`) for every reader of a paged list, whatever its lists (`page_lists.py`: one, date
+windows, or a fan of one list per parent): the reader gets batches, already shown to its cursor by its
+rule and offered to `sales`.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,12 +27,14 @@ from sources.platform.extraction import (
     selected_resources,
 )
 from sources.platform.fastpath.batches import Batch, Rows, values_at
+from sources.platform.fastpath.interleave import fan_out
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.models import Departure
-from sources.platform.page_stage import helper_decode, packed, page_batches
+from sources.platform.page_stage import PageRoad, packed
 from sources.platform.records import RecordReader
 from sources.platform.report import RunReport
 from sources.platform.resources.financial_followups import DocumentFollowUps
+from sources.platform.resources.page_lists import Extra, Keep, PageList, as_lists, list_batches
 from sources.platform.resources.store_sale_ids import (
     SaleIdQueue,
     SaleLedger,
@@ -39,9 +45,8 @@ from sources.platform.resources.stream import Stream
 from sources.platform.retired import Retirements
 from sources.platform.runclock import RUN_STAMPS_KEY
 from sources.platform.settings import SourceSettings
-from sources.platform_client.client import PageDecode, PlatformClient
+from sources.platform_client.client import PlatformClient
 from sources.platform_client.operations import OPERATIONS_BY_NAME
-from sources.platform_client.paging import Page
 
 
 @dataclass
@@ -122,24 +127,88 @@ class SourceContext:
             )
         self.retirements = self.report.retirements
 
-    def offload(
-        self, stream: Stream, extra: Mapping[str, Any] | None = None, cursor: tuple[str, ...] | None = None
-    ) -> PageDecode | None:
-        """How a walk over the stream's pages hands them to the helper processes, if it can
-        (`page_stage.helper_decode`); not when `arrow_pages` is off."""
-        decoder = self.decoder if self.settings.arrow_pages else None
-        return helper_decode(decoder, stream, tolerant=not self.settings.strict, extra=extra, cursor=cursor)
-
-    def batches(
+    def pages(
         self,
         stream: Stream,
-        page: Page,
-        extra: Mapping[str, Any] | None = None,
-        cursor: tuple[str, ...] | None = None,
-    ) -> tuple[list[Batch], Rows]:
-        """The page's batches, whichever process decoded it, and the rows whose `cursor` field departed,
-        which must be loaded but not shown to the cursor (`page_stage.page_batches`)."""
-        return page_batches(self.records, self.report.departures, stream, page, extra, cursor)
+        params: Mapping[str, Any] | Sequence[Mapping[str, Any] | PageList] | None = None,
+        *,
+        path_params: Mapping[str, Any] | None = None,
+        extra: Extra | None = None,
+        cursor: Cursor | None = None,
+        cursor_at: tuple[str, ...] | None = None,
+        id_at: tuple[str, ...] = ("id",),
+        keep: Keep = "all",
+        distinct: bool = False,
+        announce: bool = False,
+        offer_sale_ids: bool = True,
+        parallel: int = 1,
+        depth: int = 1,
+        helpers: bool = True,
+        as_sent: bool = False,
+        tolerated: tuple[type[BaseException], ...] = (),
+        on_end: Callable[[Any, BaseException | None], None] | None = None,
+        read_ids: set[str] | None = None,
+    ) -> Iterator[Batch]:
+        """The batches of a paged list's pages, or of several lists (one per mapping of `params` or
+        `page_lists.PageList`: a date window, or a parent's list in a fan), up to `parallel` walked at
+        once with `depth` pages waiting (`fastpath.interleave.fan_out`); whichever process decoded each
+        page (`page_stage.py`; helpers only when `arrow_pages` is on).
+
+        Each batch is looked at once, here (`page_lists.list_batches`): shown to its list's cursor by the
+        rule `keep` (`"all"`: every row, the cursor shown the newest at `cursor_at`, the rows whose field
+        there departed last; `"new"`: only the rows new at the cursor's boundary, `records.new_rows`);
+        then its sale ids are offered to `sales` (`offer_sale_ids`). `announce`: the first page's total
+        sizes the progress display's bar. `distinct`: each record at most once (`walking.py`).
+
+        A list's walk that fails with a `tolerated` error ends alone, the others go on; `on_end(parent,
+        error)` is told when each list's walk ends (error None: read to its end), in the reader's thread.
+
+        Decoded here, never by a helper: with `helpers` off (lists no helper ever decoded, kept so that
+        their rows, state and the benchmark's figures stay as they were: `enrollments`, the products'
+        index walk), under the `"new"` rule, with columns told per page, and with `as_sent` (the records
+        as the API sent them, not read as rows: a list walked as an index of parents; no cursor, no sale
+        ids). `read_ids` gathers the ids of every row read under `"new"`, new or not."""
+        lists = as_lists(params, path_params, extra, cursor)
+        here = not helpers or as_sent or keep == "new" or any(callable(one.extra) for one in lists)
+        decoder = self.decoder if self.settings.arrow_pages and not here else None
+        tolerant = not self.settings.strict
+        walks = []
+        for index, one in enumerate(lists):  # the roads are made here, in the reader's thread
+            road = PageRoad(
+                self.client,
+                stream,
+                decoder,
+                tolerant=tolerant,
+                extra=one.fixed_extra(),
+                cursor=cursor_at,
+            )
+            walks.append((index, functools.partial(road.walk, one.params, one.path_params, distinct)))
+        first = True
+        for item in fan_out(walks, parallel, depth, tolerated):
+            one = lists[item.parent]
+            if item.page is None:  # the list's walk ended
+                if on_end is not None:
+                    on_end(one.parent, item.error)
+                continue
+            if announce and first:  # the list's size, for the progress display's bar
+                self.report.announce_rows(stream.name, item.page.total_items)
+                first = False
+            batches = list_batches(
+                self.records,
+                self.report.departures,
+                stream,
+                item.page,
+                one,
+                cursor_at=cursor_at,
+                id_at=id_at,
+                keep=keep,
+                as_sent=as_sent,
+                read_ids=read_ids,
+            )
+            for batch in batches:
+                if offer_sale_ids and not as_sent:
+                    self.offer_sale_ids(stream, batch)
+                yield batch
 
     def pack(self, stream: Stream, pages: Iterable[Batch]) -> Iterator[Batch]:
         """The pages as Arrow tables where the stream's model is flat and `arrow_pages` is on, else as they
@@ -211,11 +280,4 @@ def read_all(
     extra: Mapping[str, Any] | None = None,
 ) -> Iterator[Batch]:
     """Full scan of a paged list: the reader of the whole lists, and the walk of several readers."""
-    decode = ctx.offload(stream, extra)
-    first = True
-    for page in ctx.client.paginate(stream.operation, params=dict(params or {}), decode=decode):
-        if first:  # the list's size, for the progress display's bar
-            ctx.report.announce_rows(stream.name, page.total_items)
-            first = False
-        batches, _ = ctx.batches(stream, page, extra)  # no cursor: no row is set apart
-        yield from batches
+    return ctx.pages(stream, dict(params or {}), extra=extra, announce=True)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import dlt
 
-from sources.platform.fastpath.batches import Rows
-from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.fastpath.batches import Batch, Rows
+from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE
 from sources.platform.models import Attendee, TicketedEvent
-from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext
+from sources.platform.resources.page_lists import PageList
 from sources.platform.resources.stream import Stream
 from sources.platform_client.errors import NotFoundError, PermissionDeniedError
-from sources.platform_client.paging import Page
 from sources.platform_client.windows import iso_z
 
 
@@ -35,10 +34,10 @@ def read_events(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         yield ctx.parse(stream, [event])
 
 
-def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     """Attendees of each configured event, each event with its own `modifiedAt` cursor (one resource,
     one cursor per event: `cursor.py` says why not dlt's). The events' lists are walked several at once
-    (`fan_out`); each event's cursor is committed after its own last page.
+    (`SourceContext.pages`); each event's cursor is committed after its own last page.
 
     An event whose list answers 404 has its attendees marked deleted after the load and loses its cursor,
     so that if it comes back its whole list is read again and the merge clears the marks of those still
@@ -50,29 +49,33 @@ def read_attendees(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
         if not ctx.retirements.is_retired("event", event_id)  # the API does not know it (`retired.py`)
     }
 
-    def walk(event_id: str) -> Callable[[], Iterator[Page]]:
+    def page_list(event_id: str) -> PageList:
         cursor = by_event[event_id]
         since = max(ctx.settings.start_date, cursor.since() or ctx.settings.start_date)
         params = {"modifiedAtGte": iso_z(since), "order": "asc"}
-        return lambda: ctx.client.paginate(stream.operation, path_params={"id": event_id}, params=params)
+        return PageList(params, {"id": event_id}, cursor=cursor, parent=event_id)
 
-    walks = [(event_id, walk(event_id)) for event_id in by_event]
-    tolerated = (NotFoundError, PermissionDeniedError)
-    for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING, tolerated):
-        cursor = by_event[item.parent]
-        if item.page is not None:
-            tracked = ctx.records.read(stream, item.page.items, cursor=("modifiedAt",))
-            rows = new_rows(cursor, tracked, "modifiedAt")
-            ctx.offer_sale_ids(stream, rows)
-            yield rows
-        elif item.error is not None:
-            ctx.report.warn(f"attendees of event {item.parent} were not read: {item.error}")
-            if isinstance(item.error, NotFoundError):
-                ctx.retirements.not_found("event", item.parent, str(item.error))
-                ctx.report.parent_gone(stream.name, (item.parent,))
-                cursors.pop(item.parent, None)
-        else:
-            cursor.commit()
+    def ended(event_id: str, error: BaseException | None) -> None:
+        if error is None:  # the event's list was read to its end
+            by_event[event_id].commit()
+            return
+        ctx.report.warn(f"attendees of event {event_id} were not read: {error}")
+        if isinstance(error, NotFoundError):
+            ctx.retirements.not_found("event", event_id, str(error))
+            ctx.report.parent_gone(stream.name, (event_id,))
+            cursors.pop(event_id, None)
+
+    # Only the rows new at each event's cursor load (`page_lists`' "new" rule).
+    yield from ctx.pages(
+        stream,
+        [page_list(event_id) for event_id in by_event],
+        cursor_at=("modifiedAt",),
+        keep="new",
+        parallel=FAN_WALKS_AT_ONCE,
+        depth=FAN_PAGES_WAITING,
+        tolerated=(NotFoundError, PermissionDeniedError),
+        on_end=ended,
+    )
 
 
 EVENTS = Stream(

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 
 import dlt
 import pendulum
 
 from sources.platform.extraction import sales_selected
-from sources.platform.fastpath.batches import Batch, observe_newest
-from sources.platform.fastpath.interleave import FAN_WALKS_AT_ONCE, interleaved
+from sources.platform.fastpath.batches import Batch
+from sources.platform.fastpath.interleave import FAN_WALKS_AT_ONCE
 from sources.platform.models import FiscalDocument, Transfer
 from sources.platform.resources.context import SourceContext, read_all
 from sources.platform.resources.stream import Stream
-from sources.platform_client.paging import Page
 from sources.platform_client.windows import date_windows, iso_z
 
 # The date windows of a first run walked at once, and their decoded pages held until written. As many as
@@ -40,25 +39,19 @@ def read_fiscal_documents(ctx: SourceContext, stream: Stream) -> Iterator[Batch]
         lag = pendulum.duration(days=settings.fiscal_documents_lag_days) + ctx.lookback()
         windows = [(max(settings.start_date, cursor.value - lag), upper)]
     emission, document_id = ("document", "emissionDate"), ("document", "id")
-    decode = ctx.offload(stream, cursor=emission)
-
-    def walk(window_start: datetime, window_end: datetime) -> Callable[[], Iterator[Page]]:
-        params = {"startDate": iso_z(window_start), "endDate": iso_z(window_end)}
-        return lambda: ctx.client.paginate(stream.operation, params=params, decode=decode)
-
     # Windows are walked several at a time (`interleave.py`): the cursor keeps the newest value seen in any
-    # order and is committed only after the last page.
-    walks = [walk(window_start, window_end) for window_start, window_end in windows]
-    for page in interleaved(walks, parallel=WINDOWS_AT_ONCE, depth=WINDOW_PAGES_WAITING):
-        # one road for every page, decoded here or by a helper: the rows whose emission date departed apart
-        batches, cursor_departed = ctx.batches(stream, page, cursor=emission)
-        for batch in batches:
-            observe_newest(cursor, batch, emission, document_id)
-        if cursor_departed:
-            batches.append(cursor_departed)
-        for batch in batches:
-            ctx.offer_sale_ids(stream, batch)
-            yield batch
+    # order and is committed only after the last page. One road for every page, decoded here or by a
+    # helper (`SourceContext.pages`): the rows whose emission date departed load without moving it.
+    windows_params = [{"startDate": iso_z(start), "endDate": iso_z(end)} for start, end in windows]
+    yield from ctx.pages(
+        stream,
+        windows_params,
+        cursor=cursor,
+        cursor_at=emission,
+        id_at=document_id,
+        parallel=WINDOWS_AT_ONCE,
+        depth=WINDOW_PAGES_WAITING,
+    )
     cursor.commit()
     # The documents of the sales found changed, whatever their age (`financial_followups.py`).
     yield from read_documents_of_changed_sales(ctx, stream, settings.start_date, upper)
@@ -100,12 +93,8 @@ def read_documents_of_changed_sales(
     ctx.sale_ids.finish(stream.name)
     if sales_selected():
         ctx.documents_due.wait_for_sales()
-    decode = ctx.offload(stream)
     for sale_id in ctx.documents_due.due():
         params = {"startDate": iso_z(start), "endDate": iso_z(end), "saleId": sale_id}
-        for page in ctx.client.paginate(stream.operation, params=params, decode=decode):
-            batches, departed = ctx.batches(stream, page)  # no cursor moves: any row loads
-            yield from batches
-            if departed:
-                yield departed
+        # no cursor moves: any row loads; this producer has told `sales` it is done
+        yield from ctx.pages(stream, params, offer_sale_ids=False)
         ctx.documents_due.done(sale_id)

@@ -3,21 +3,19 @@ subscriptions (spec 4.8, 4.11, 4.13, 4.15, 4.16)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 
 import dlt
 import pendulum
 
-from sources.platform.fastpath.batches import Rows
-from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE, fan_out
+from sources.platform.fastpath.batches import Batch, Rows
+from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT_ONCE
 from sources.platform.models import Affiliation, Campaign, Partner, Product, Subscription
-from sources.platform.records import new_rows
 from sources.platform.resources.context import SourceContext, read_all
 from sources.platform.resources.store_renewals import READ_AT, READ_AT_COLUMN, read_renewals, read_time
 from sources.platform.resources.stream import TEXT_KEY, Stream
 from sources.platform_client.errors import NotFoundError
-from sources.platform_client.paging import Page
 from sources.platform_client.windows import date_windows, iso_z
 
 
@@ -30,9 +28,11 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """
     snapshot: Rows = []
     # Each product once, even when the list moved under the walk and is walked again: the snapshot
-    # replaces the table, so a product's children twice would be duplicate rows.
-    for page in ctx.client.paginate("list_products", distinct=True):
-        for product in page.items:
+    # replaces the table, so a product's children twice would be duplicate rows. The list is an index:
+    # its records as the API sent them (not `products`' rows: those are read, and their departures
+    # recorded, by `products`), decoded in this process as they always were (`SourceContext.pages`).
+    for index in ctx.pages(PRODUCTS, distinct=True, as_sent=True):
+        for product in index:  # records as sent: rows, never a table
             product_id = str(product["id"])
             try:
                 children = ctx.client.request(stream.operation, path_params={"id": product_id})
@@ -42,14 +42,14 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     yield snapshot
 
 
-def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
+def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     """Subscriptions by update date: windows from the start date on the first run, then one open window
     from `cursor_lookback_minutes` before the cursor; then the renewals that fell due (`store_renewals.py`).
 
     Our own cursor (`cursor.py` says why not dlt's): it moves only on values seen in rows whose
     `updatedAt` is as the spec says and not later than the run's start by either clock. The windows are
-    walked several at once (`fan_out`), so the cursor is committed once, after the last page of every
-    window. Each row says when it was read (`_platform_read_at`, by the API's clock)."""
+    walked several at once (`SourceContext.pages`), so the cursor is committed once, after the last page
+    of every window. Each row says when it was read (`_platform_read_at`, by the API's clock)."""
     cursor = ctx.cursor(dlt.current.resource_state(), "updated_at", stream, "updatedAt")
     now = pendulum.now("UTC")
     since = cursor.since()
@@ -61,22 +61,25 @@ def read_subscriptions(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     else:
         windows = [(max(ctx.settings.start_date, since), None)]
     seen: set[str] = set()
-
-    def walk(lower: datetime, upper: datetime | None) -> Callable[[], Iterator[Page]]:
+    windows_params = []
+    for lower, upper in windows:
         params = {"filterBy": "update", "startDate": iso_z(lower)}
         if upper is not None:
             params["endDate"] = iso_z(upper)
-        return lambda: ctx.client.paginate(stream.operation, params=params)
-
-    walks = [(lower, walk(lower, upper)) for lower, upper in windows]
-    for item in fan_out(walks, FAN_WALKS_AT_ONCE, FAN_PAGES_WAITING):
-        if item.page is not None:
-            read_at = {READ_AT: read_time(ctx)}  # after the first answer: the API's clock is known
-            tracked = ctx.records.read(stream, item.page.items, read_at, cursor=("updatedAt",))
-            rows = new_rows(cursor, tracked, "updatedAt")
-            seen.update(str(row["id"]) for row, _ in tracked)
-            ctx.offer_sale_ids(stream, rows)
-            yield rows
+        windows_params.append(params)
+    # Only the rows new at the cursor's boundary load (`page_lists`' "new" rule); each page's rows say
+    # when they were read, told as the page is taken (after the first answer: the API's clock is known).
+    yield from ctx.pages(
+        stream,
+        windows_params,
+        extra=lambda: {READ_AT: read_time(ctx)},
+        cursor=cursor,
+        cursor_at=("updatedAt",),
+        keep="new",
+        parallel=FAN_WALKS_AT_ONCE,
+        depth=FAN_PAGES_WAITING,
+        read_ids=seen,
+    )
     # Only values seen in data move the cursor, never our clock: the API's clock may be behind ours.
     cursor.commit()
     yield from read_renewals(ctx, stream, seen)

@@ -13,10 +13,10 @@ import pyarrow as pa
 import pytest
 
 from sources.platform.cursor import Cursor
-from sources.platform.fastpath.batches import PackedPage, observe_newest
+from sources.platform.fastpath.batches import observe_newest
 from sources.platform.fastpath.columnar import page_table
 from sources.platform.fastpath.offload import PageDecoder
-from sources.platform.fastpath.page_decoding import DecodedPage, PageJob, decode_page
+from sources.platform.fastpath.page_decoding import DecodedPage, PackedPage, PageJob, decode_page
 from sources.platform.models import Departure, parse_record
 from sources.platform.records import RecordReader
 from sources.platform.resources import STREAMS
