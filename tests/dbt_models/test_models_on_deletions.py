@@ -18,7 +18,7 @@ import pytest
 from pipelines.dbt.runner import run_models
 from tests.support import raw_fixture
 
-pytestmark = pytest.mark.xdist_group("dbt_models_deletions")
+pytestmark = [pytest.mark.xdist_group("dbt_models_deletions"), pytest.mark.timeout(900)]
 
 MARKED = "timestamp with time zone '2026-05-29 00:00:00+00'"
 TABLES = ("products", "product_campaigns", "product_partners", "affiliations", "transfers", "lesson_comments")

@@ -19,7 +19,7 @@ from sandbox.running import running_sandbox
 from sandbox.world import SyntheticWorld
 from tests.support.sync_helpers import source_options
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("dbt_models_sandbox")]
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("dbt_models_sandbox"), pytest.mark.timeout(900)]
 
 TIME_SCALE = 600.0  # rate-limit windows of 0.1 s
 

@@ -23,7 +23,7 @@ from tests.support.accounts import (
 )
 from tests.support.warehouses import MODELS_ONLY_ENV
 
-pytestmark = pytest.mark.xdist_group("accounts")
+pytestmark = [pytest.mark.xdist_group("accounts"), pytest.mark.timeout(900)]
 
 MARTS = "marts"
 # Mart columns that stamp the build or the load, not the data: when the departures were first and last

@@ -12,7 +12,7 @@ import pytest
 from tests.support.accounts import SEEDS, World, accounts_project, run_cli
 from tests.support.postgres_server import running_postgres
 
-pytestmark = pytest.mark.xdist_group("accounts")
+pytestmark = [pytest.mark.xdist_group("accounts"), pytest.mark.timeout(900)]
 
 
 def test_all_accounts_into_postgres_and_the_models_over_them(worlds: dict[str, World], tmp_path: Path):

@@ -33,7 +33,7 @@ from sandbox.running import running_sandbox
 from tests.support.postgres_server import PostgresServer, free_port
 from tests.support.sync_helpers import source_options
 
-pytestmark = pytest.mark.xdist_group("postgres")
+pytestmark = [pytest.mark.xdist_group("postgres"), pytest.mark.timeout(900)]
 
 SEED, SCALE, TIME_SCALE = 3, 400, 600.0
 DATABASE = "warehouse"
