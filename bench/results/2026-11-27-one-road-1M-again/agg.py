@@ -12,8 +12,7 @@ from collections import Counter
 
 def _name(frame: str) -> str:
     """`function (path/to/module.py:line)` -> `function (module.py)`."""
-    frame = re.sub(r"\(([^()]*/)?([^/()]*?)(:\d+)?\)$", r"(\2)", frame)
-    return frame
+    return re.sub(r"\(([^()]*/)?([^/()]*?)(:\d+)?\)$", r"(\2)", frame)
 
 
 def load(path: str) -> tuple[int, Counter[str], Counter[str], Counter[str]]:
@@ -44,7 +43,7 @@ def main(before_path: str, after_path: str) -> None:
     print("threads after", threads_b.most_common(8))
     for title, a, b, top in (("inclusive", incl_a, incl_b, 40), ("self", own_a, own_b, 30)):
         print(f"--- {title}, biggest differences (after - before)")
-        for key in sorted(set(a) | set(b), key=lambda k: -abs(b[k] - a[k]))[:top]:
+        for key in sorted(set(a) | set(b), key=lambda k: (-abs(b[k] - a[k]), k))[:top]:
             print(f"{a[key]:7d} {b[key]:7d} {b[key] - a[key]:+7d} {key[:150]}")
 
 
