@@ -48,49 +48,51 @@ def sales_coverage(
     """One row per channel and one for their union (`all`): sale ids named, loaded in `sales`, retired.
     Counted by the destination (a million ids need not come to Python)."""
     retired_ids = set(retired)
-    sources: dict[str, str] = {}  # channel -> a query of the distinct sale ids it names
-    for channel, (table, column) in CHANNELS.items():
-        sources[channel] = _named_query(pipeline, table, column)
-    ids = sorted({str(i) for i in configured if str(i)})
-    values = ", ".join("('" + i.replace("'", "''") + "')" for i in ids)
-    sources[CONFIGURED] = f"select distinct x from (values {values}) as v(x)" if ids else ""
-    present = [query for query in sources.values() if query]
-    sources[ALL] = " union ".join(present)
     try:
-        return [
-            {"channel": channel, **_counted(pipeline, query, retired_ids), "checked_at": checked_at}
-            for channel, query in sources.items()
-        ]
+        # One connection for every count (opening one per statement cost DuckDB a database open and
+        # close each). Each statement runs on its own outside a transaction (dlt's clients autocommit):
+        # the probe of a channel whose table is not there fails alone.
+        with pipeline.sql_client() as client:
+            sources: dict[str, str] = {}  # channel -> a query of the distinct sale ids it names
+            for channel, (table, column) in CHANNELS.items():
+                sources[channel] = _named_query(client, table, column)
+            ids = sorted({str(i) for i in configured if str(i)})
+            values = ", ".join("('" + i.replace("'", "''") + "')" for i in ids)
+            sources[CONFIGURED] = f"select distinct x from (values {values}) as v(x)" if ids else ""
+            present = [query for query in sources.values() if query]
+            sources[ALL] = " union ".join(present)
+            loaded = _named_query(client, "sales", "id") or "select cast(null as varchar) as x where false"
+            return [
+                {"channel": channel, **_counted(client, query, loaded, retired_ids), "checked_at": checked_at}
+                for channel, query in sources.items()
+            ]
     except Exception as exc:  # counting must never turn a finished sync into a failure
         logger.warning("could not count the sales coverage (%s): it is not recorded this run", exc)
         return []
 
 
-def _named_query(pipeline: dlt.Pipeline, table: str, column: str) -> str:
+def _named_query(client: Any, table: str, column: str) -> str:
     """`select distinct <sale id as text>` of one channel, or "" when its table or column is not there."""
+    name = client.make_qualified_table_name(table)
+    query = f"select distinct cast({column} as varchar) as x from {name} where {column} is not null"
     try:
-        with pipeline.sql_client() as client:  # a client per query: a failed one may end a transaction
-            name = client.make_qualified_table_name(table)
-            query = f"select distinct cast({column} as varchar) as x from {name} where {column} is not null"
-            client.execute_sql(f"select count(*) from ({query}) as probe")
+        client.execute_sql(f"select count(*) from ({query}) as probe")
     except Exception as exc:
         logger.debug("no sale ids from %s.%s (%s)", table, column, exc)
         return ""
     return query
 
 
-def _counted(pipeline: dlt.Pipeline, query: str, retired: set[str]) -> dict[str, int]:
+def _counted(client: Any, query: str, loaded_ids: str, retired: set[str]) -> dict[str, int]:
     if not query:
         return {"named": 0, "loaded": 0, "retired": 0}
-    loaded_ids = _named_query(pipeline, "sales", "id") or "select cast(null as varchar) as x where false"
     joined = f"({query}) as named left join ({loaded_ids}) as loaded on loaded.x = named.x"
-    with pipeline.sql_client() as client:
-        counts = client.execute_sql(f"select count(*), count(loaded.x) from {joined}") or [(0, 0)]
-        named, loaded = counts[0]
-        gone = 0
-        if retired and named > loaded:
-            rows = client.execute_sql(f"select named.x from {joined} where loaded.x is null") or []
-            gone = sum(1 for (sale_id,) in rows if str(sale_id) in retired)
+    counts = client.execute_sql(f"select count(*), count(loaded.x) from {joined}") or [(0, 0)]
+    named, loaded = counts[0]
+    gone = 0
+    if retired and named > loaded:
+        rows = client.execute_sql(f"select named.x from {joined} where loaded.x is null") or []
+        gone = sum(1 for (sale_id,) in rows if str(sale_id) in retired)
     return {"named": int(named), "loaded": int(loaded), "retired": gone}
 
 

@@ -14,7 +14,7 @@ from sandbox.running import SandboxHandle, running_sandbox
 from tests.support.sync_helpers import source_options
 from tests.support.warehouses import assert_exact
 
-SEED, SCALE = 3, 100  # about 230 requests and 2 s per sync
+SEED, SCALE = 3, 100  # about 230 requests, 5 s per sync here (2026-11-27)
 TIME_SCALE = 600.0  # rate-limit windows of 0.1 s
 
 
