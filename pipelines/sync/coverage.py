@@ -76,7 +76,7 @@ def _named_query(client: Any, table: str, column: str) -> str:
     name = client.make_qualified_table_name(table)
     query = f"select distinct cast({column} as varchar) as x from {name} where {column} is not null"
     try:
-        client.execute_sql(f"select count(*) from ({query}) as probe")
+        client.execute_sql(f"select x from ({query}) as probe limit 0")  # binds the names, reads no rows
     except Exception as exc:
         logger.debug("no sale ids from %s.%s (%s)", table, column, exc)
         return ""
