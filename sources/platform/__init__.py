@@ -280,7 +280,7 @@ def _resource(ctx: SourceContext, stream: Stream, scrubber: Scrubber) -> DltReso
     )()
     declare_tables(resource)
     if scrubber.changes_anything():  # personal values pseudonymised, blocked or forgotten: every batch
-        resource.add_map(scrubber.mapper(stream.model, stream.name))
+        resource.add_step(scrubber.mapper(stream.model, stream.name))
     return resource
 
 

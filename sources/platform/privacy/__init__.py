@@ -3,7 +3,7 @@
 - `fields.py`: which fields of the API's models hold personal data, by group (declared once), and where
   they land (record walks, warehouse columns, child tables).
 - `settings.py`: the settings (`[sources.platform.privacy]`), the key (secrets) and the keyed hash.
-- `scrub.py`: the one hook every batch of a resource passes (`DltResource.add_map`), and free JSON.
+- `scrub.py`: the one step every batch of a resource passes (`DltResource.add_step`), and free JSON.
 
 See docs/contracts.md, section 7.
 """

@@ -1,9 +1,11 @@
 """Personal values changed on the way in: every batch a resource yields passes `Scrubber.map_item`.
 
-One hook (`DltResource.add_map`, dlt's public API) sees every item of a resource: its rows (dicts with
-the API's keys, walked by the model's `RecordPlan`), its Arrow tables (dlt's column names, one column at
-a time over its distinct values) and the departures and quarantine rows it hands dlt at its end. A
-group set to `hash` is replaced by its pseudonym, one set to `block` by null.
+One step (`DltResource.add_step`, dlt's public API) sees every item of a resource whole: its batches of
+rows (dicts with the API's keys, walked level by level by the model's `RecordPlan`, each group's values
+hashed together), its Arrow tables (dlt's column names, one column at a time over its distinct values)
+and the departures and quarantine rows it hands dlt at its end. A group set to `hash` is replaced by its
+pseudonym, one set to `block` by null. Pseudonyms are kept per group across batches and tables (bounded):
+the same people come back in a run, a buyer in each of their sales and fiscal documents.
 
 A forgotten person (`platform-sync forget`, whose keyed ids `forgotten` holds) is blanked, all groups,
 wherever a record names them again: their email or document pseudonym is looked up before anything
@@ -35,7 +37,7 @@ from sources.platform.privacy.fields import (
 from sources.platform.privacy.settings import BLOCK, HASH, KEEP, PrivacySettings
 
 Forgotten = Mapping[str, frozenset[str]]  # identifying group -> pseudonyms of the forgotten people
-_CACHE_LIMIT = 20_000  # pseudonyms kept per group (five: about 15 MB in all): people repeat across rows
+_CACHE_LIMIT = 50_000  # pseudonyms kept per group (four hashed: about 40 MB): people repeat across rows
 STATE_KEY = "privacy"  # in the source's state: the settings the loaded data was written with
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
@@ -105,17 +107,27 @@ class Scrubber:
         return cached
 
     def pseudonyms(self, group: str, values: list[str]) -> list[str]:
-        """The pseudonym of each value, in order. The values not in the group's cache are hashed together
-        (each once) and kept, unless they alone are more than the cache holds."""
+        """The pseudonym of each value, in order: those in the group's cache from it, the others hashed
+        together (each once) and kept. People repeat across batches and tables (a buyer's sales, their
+        fiscal documents): a run of a million rows names each value about four times."""
+        get = self._caches[group].get
+        found = [get(value) for value in values]
+        missing = [value for value, pseudonym in zip(values, found, strict=True) if pseudonym is None]
+        if not missing:
+            return found  # type: ignore[return-value]
+        missing = list(dict.fromkeys(missing))
+        fresh = dict(zip(missing, self.settings.pseudonyms(group, missing), strict=True))
+        self._keep(group, fresh)
+        # from `fresh`, not the cache: another thread may have emptied it since
+        return [fresh[v] if p is None else p for v, p in zip(values, found, strict=True)]
+
+    def _keep(self, group: str, fresh: dict[str, str]) -> None:
         known = self._caches[group]
-        missing = list(dict.fromkeys(value for value in values if value not in known))
-        hashed = dict(zip(missing, self.settings.pseudonyms(group, missing), strict=True))
-        if hashed and len(hashed) <= _CACHE_LIMIT:
-            if len(known) + len(hashed) > _CACHE_LIMIT:
-                known.clear()
-            known.update(hashed)
-        # another thread may have emptied the cache since: a value found in neither is hashed again
-        return [hashed.get(v) or known.get(v) or self.settings.pseudonym(group, v) for v in values]
+        if len(fresh) > _CACHE_LIMIT:
+            return
+        if len(known) + len(fresh) > _CACHE_LIMIT:
+            known.clear()
+        known.update(fresh)
 
     def value(self, group: str, value: Any) -> Any:
         """The value as it is loaded: kept, its pseudonym, or None."""
@@ -137,7 +149,8 @@ class Scrubber:
     # --- dlt's hook ---
 
     def mapper(self, model: type[BaseModel], table: str) -> Callable[[Any, Any], Any]:
-        """The function `add_map` runs on each item of the resource of `model`, whose table is `table`."""
+        """The step (`DltResource.add_step`) every item of the resource of `model` passes, whose table is
+        `table`: a batch of rows whole (their values hashed together), an Arrow table, or one row."""
         plan = plan_for(model)
         persons = personal_columns(model, table)
         self.forgotten  # noqa: B018 (read now, before any item)
@@ -146,6 +159,11 @@ class Scrubber:
             target = getattr(meta, "table_name", None)
             if isinstance(item, pa.Table):
                 return self.table(item, persons)
+            if isinstance(item, list):
+                if target in (DEPARTURES_TABLE, QUARANTINE_TABLE):
+                    return [map_item(row, meta) for row in item]
+                self.records([row for row in item if isinstance(row, dict)], plan)
+                return item
             if not isinstance(item, dict):
                 return item
             if target == DEPARTURES_TABLE:
@@ -204,6 +222,56 @@ class Scrubber:
                     if isinstance(element, dict):
                         self.record(element, child)
 
+    def records(self, rows: list[dict[str, Any]], plan: RecordPlan) -> None:
+        """`record` on each row of a batch. With nobody forgotten, level by level over the whole batch:
+        each group's values are gathered from every row, hashed together (`pseudonyms`) and put back."""
+        if self.forgotten and self._anyone_forgotten:
+            for row in rows:
+                self.record(row, plan)
+            return
+        found: dict[str, tuple[list[dict[str, Any]], list[str], list[str]]] = {}
+        self._gather(rows, plan, found)
+        for group, (holders, keys, values) in found.items():
+            for holder, key, pseudonym in zip(holders, keys, self.pseudonyms(group, values), strict=True):
+                holder[key] = pseudonym
+
+    def _gather(
+        self,
+        rows: list[dict[str, Any]],
+        plan: RecordPlan,
+        found: dict[str, tuple[list[dict[str, Any]], list[str], list[str]]],
+    ) -> None:
+        """Block the level's blocked fields in `rows`, and note where each value to hash is."""
+        modes = self._modes
+        for key, group in plan.fields.items():
+            mode = modes[group]
+            if mode == BLOCK:
+                for row in rows:
+                    if row.get(key) is not None:
+                        row[key] = None
+            elif mode == HASH:
+                holders, keys, values = found.setdefault(group, ([], [], []))
+                for row in rows:
+                    value = row.get(key)
+                    if value is not None:
+                        holders.append(row)
+                        keys.append(key)
+                        values.append(value if isinstance(value, str) else json.dumps(value))
+        for key, child in plan.nested.items():
+            nested = [level for row in rows if isinstance(level := row.get(key), dict)]
+            if nested:
+                self._gather(nested, child, found)
+        for key, child in plan.lists.items():
+            elements = [
+                element
+                for row in rows
+                if isinstance(items := row.get(key), list)
+                for element in items
+                if isinstance(element, dict)
+            ]
+            if elements:
+                self._gather(elements, child, found)
+
     def _forgets(self, row: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
         if self._forgotten is None:
             self.forgotten  # noqa: B018 (read once)
@@ -242,10 +310,8 @@ class Scrubber:
         if mode != HASH:
             return column
         text = column.cast(pa.string()) if column.type != pa.string() else column
-        encoded = text.combine_chunks().dictionary_encode()
-        # each distinct value of the batch hashed once, without the cache: a batch's values are mostly
-        # new ones (a cache of a million rows' people would not fit), and looking each up costs more
-        mapped = pa.array(self.settings.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
+        encoded = text.combine_chunks().dictionary_encode()  # each distinct value once
+        mapped = pa.array(self.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
         return mapped.take(encoded.indices)
 
     def _forgotten_rows(self, table: pa.Table, person: PersonColumns) -> pa.Array | None:

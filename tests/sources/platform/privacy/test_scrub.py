@@ -241,3 +241,46 @@ def test_nothing_changes_without_settings_and_the_destination_is_not_asked() -> 
     assert not scrubber.changes_anything()
     assert asked == []
     assert isinstance(PrivacySettings({}).mode("emails"), str)
+
+
+def test_a_batch_of_rows_is_changed_as_each_row_alone_and_people_are_hashed_once() -> None:
+    """The step takes a resource's batch whole: the values of a group are gathered from every row and level
+    (nested objects, lists), hashed together, and put back; a value met again, in the batch or a later
+    one, is not hashed again."""
+    alone = [_sale() for _ in range(3)]
+    batch = [_sale() for _ in range(3)]
+    alone[1]["buyer"]["email"] = batch[1]["buyer"]["email"] = "other@example.com"
+    alone[2]["affiliates"] = batch[2]["affiliates"] = None  # not a list: left as it is
+    for row in alone:
+        Scrubber(ON).mapper(Sale, "sales")(row, None)
+    hashed: list[str] = []
+
+    class Counting(PrivacySettings):
+        def pseudonyms(self, group: str, values):  # type: ignore[no-untyped-def, override]
+            values = list(values)
+            hashed.extend(values)
+            return super().pseudonyms(group, values)
+
+    scrubber = Scrubber(Counting(ON.modes, ON.key))
+    mapper = scrubber.mapper(Sale, "sales")
+    assert mapper(batch, None) is batch
+    assert batch == alone
+    assert sorted(hashed) == sorted(
+        ["Ana@Example.com", "other@example.com", "bia@example.com", "123.456.789-09"]
+    )
+    again = [_sale()]
+    mapper(again, None)
+    assert again == alone[:1]
+    assert len(hashed) == 4  # every value of the second batch was kept from the first
+
+
+def test_a_batch_naming_a_forgotten_person_is_blanked_row_by_row() -> None:
+    forgotten = {"emails": frozenset({expected("emails", "ana@example.com")}), "documents": frozenset()}
+    scrubber = Scrubber(ON, lambda: forgotten)
+    batch = [_sale(), _sale()]
+    batch[1]["buyer"]["email"] = "carl@example.com"
+    scrubber.mapper(Sale, "sales")(batch, None)
+    assert batch[0]["buyer"]["email"] is None and batch[0]["buyer"]["name"] is None
+    assert batch[1]["buyer"]["email"] == expected("emails", "carl@example.com")
+    assert batch[1]["buyer"]["name"] == "Ana Lima"  # names are kept by ON; only the forgotten lose theirs
+    assert scrubber.reforgotten == 1
