@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Iterable
 
 import pyarrow as pa
 import pytest
@@ -256,7 +257,7 @@ def test_a_batch_of_rows_is_changed_as_each_row_alone_and_people_are_hashed_once
     hashed: list[str] = []
 
     class Counting(PrivacySettings):
-        def pseudonyms(self, group: str, values):  # type: ignore[no-untyped-def, override]
+        def pseudonyms(self, group: str, values: Iterable[str]) -> list[str]:
             values = list(values)
             hashed.extend(values)
             return super().pseudonyms(group, values)
