@@ -63,6 +63,7 @@ def main(argv: list[str]) -> int:
                 results[name].append(float(result["seconds"]))
                 print(
                     f"run {index + 1} {name}: {result['seconds']:.1f}s, {result['items']:,} items, "
+                    f"peak {result['sampled_peak_rss_mb']:.0f} MB, "
                     f"steps {json.dumps({k: round(v, 1) for k, v in result['steps'].items()})}",
                     flush=True,
                 )
