@@ -96,15 +96,8 @@ class Scrubber:
     # --- single values ---
 
     def pseudonym(self, group: str, value: str) -> str:
-        """One value's pseudonym through the group's cache (the rows dlt normalizes, one value at a time)."""
-        known = self._caches[group]
-        cached = known.get(value)
-        if cached is None:
-            cached = self.settings.pseudonym(group, value)
-            if len(known) >= _CACHE_LIMIT:
-                known.clear()
-            known[value] = cached
-        return cached
+        """One value's pseudonym through the group's cache (`pseudonyms`)."""
+        return self.pseudonyms(group, [value])[0]
 
     def pseudonyms(self, group: str, values: list[str]) -> list[str]:
         """The pseudonym of each value, in order: those in the group's cache from it, the others hashed
