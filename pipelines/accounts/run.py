@@ -34,13 +34,14 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.sync.accounts import DEFAULT_ACCOUNT, Account, account_pipeline, account_source_options
 from pipelines.sync.defaults import set_default
-from pipelines.sync.load_failure import failure_line
+from pipelines.sync.load_failure import failure_line, replace_from_staging
 from pipelines.sync.lock import LockHeld, destination_lock_path, hold, run_lock
 from pipelines.sync.messages import invalid_value_message, step_failure
 from pipelines.sync.platform_pipeline import (
     DEFAULT_DESTINATION,
     SyncResult,
     check_resource_names,
+    prepare_process,
     sync,
 )
 from pipelines.sync.preflight import check_destination_config, check_destination_name
@@ -143,6 +144,10 @@ def sync_accounts(
     together = min(at_once, len(accounts))
     if shared is None and together > 1:  # a server destination; `[load] workers` configured wins
         set_default("load.workers", max(1, LOAD_JOBS_TOGETHER // together))
+    # dlt's settings that each sync writes are written here once, before the threads read them
+    prepare_process()
+    if shared is not None:
+        replace_from_staging()
 
     def one(account: Account) -> AccountRun:
         run = sync_account(

@@ -23,6 +23,8 @@ from typing import Any
 import dlt
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.sync.defaults import set_value
+
 REPLACE_STRATEGY_KEY = "destination.replace_strategy"
 _FILE = re.compile(r'(?:Could not write file|write to file|IO Error[^"]*?) "([^"]+)"')
 _NO_SPACE = ("No space left on device", "Disk quota exceeded", "could not write all bytes")
@@ -61,7 +63,12 @@ def transactional_loads(pipeline: dlt.Pipeline) -> None:
         return
     if not destination.capabilities().supports_transactions:
         destination.caps_params["supports_transactions"] = True
-    dlt.config[REPLACE_STRATEGY_KEY] = "insert-from-staging"
+    replace_from_staging()
+
+
+def replace_from_staging() -> None:
+    """Load replace tables from the staging dataset in one transaction, not truncated first."""
+    set_value(REPLACE_STRATEGY_KEY, "insert-from-staging")
 
 
 def failure_line(exc: PipelineStepFailed) -> str:

@@ -18,6 +18,7 @@ from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
 from pipelines.sync.coverage import sales_coverage, sales_verification
+from pipelines.sync.defaults import set_value
 from pipelines.sync.deletions import deletion_time, mark_deletions
 from pipelines.sync.load_failure import transactional_loads
 from pipelines.sync.load_memory import run_within_memory
@@ -278,7 +279,7 @@ def _keep_packed_row_ids() -> None:
     (`fastpath/columnar.py`): dlt must not add a second `_dlt_id` (`add_dlt_id` is off by default, but a
     config may turn it on). Set here rather than only in .dlt/config.toml, which a scheduler may run
     without."""
-    dlt.config["normalize.parquet_normalizer.add_dlt_id"] = False
+    set_value("normalize.parquet_normalizer.add_dlt_id", False)
 
 
 def file_format(pipeline: dlt.Pipeline) -> Any:
