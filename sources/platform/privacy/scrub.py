@@ -2,10 +2,11 @@
 
 One step (`DltResource.add_step`, dlt's public API) sees every item of a resource whole: its batches of
 rows (dicts with the API's keys, walked level by level by the model's `RecordPlan`, each group's values
-hashed together), its Arrow tables (dlt's column names, one column at a time over its distinct values)
-and the departures and quarantine rows it hands dlt at its end. A group set to `hash` is replaced by its
-pseudonym, one set to `block` by null. Pseudonyms are kept per group across batches and tables (bounded):
-the same people come back in a run, a buyer in each of their sales and fiscal documents.
+hashed together), its Arrow tables (dlt's column names, each group's columns together over their
+distinct values) and the departures and quarantine rows it hands dlt at its end. A group set to `hash`
+is replaced by its pseudonym, one set to `block` by null. Pseudonyms are kept per group across batches
+and tables, bounded (`cache.py`): the same people come back in a run, a buyer in each of their sales and
+fiscal documents.
 
 A forgotten person (`platform-sync forget`, whose keyed ids `forgotten` holds) is blanked, all groups,
 wherever a record names them again: their email or document pseudonym is looked up before anything
@@ -25,6 +26,7 @@ import pyarrow.compute as pc
 from dlt.common.exceptions import SourceSectionNotAvailable
 from pydantic import BaseModel
 
+from sources.platform.privacy.cache import PseudonymCache
 from sources.platform.privacy.fields import (
     GROUPS,
     IDENTIFYING,
@@ -37,7 +39,6 @@ from sources.platform.privacy.fields import (
 from sources.platform.privacy.settings import BLOCK, HASH, KEEP, PrivacySettings
 
 Forgotten = Mapping[str, frozenset[str]]  # identifying group -> pseudonyms of the forgotten people
-_CACHE_LIMIT = 50_000  # pseudonyms kept per group (four hashed: about 40 MB): people repeat across rows
 STATE_KEY = "privacy"  # in the source's state: the settings the loaded data was written with
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
@@ -54,7 +55,7 @@ class Scrubber:
         self._anyone_forgotten = False
         self._modes = {group: settings.mode(group) for group in GROUPS}
         self._lock = threading.Lock()
-        self._caches: dict[str, dict[str, str]] = {group: {} for group in GROUPS}
+        self._cache = PseudonymCache(settings.pseudonyms, GROUPS)
         self._noted = False
         self._count_lock = threading.Lock()
         self.reforgotten = 0  # people blanked again on the way in, this run
@@ -100,27 +101,8 @@ class Scrubber:
         return self.pseudonyms(group, [value])[0]
 
     def pseudonyms(self, group: str, values: list[str]) -> list[str]:
-        """The pseudonym of each value, in order: those in the group's cache from it, the others hashed
-        together (each once) and kept. People repeat across batches and tables (a buyer's sales, their
-        fiscal documents): a run of a million rows names each value about four times."""
-        get = self._caches[group].get
-        found = [get(value) for value in values]
-        missing = [value for value, pseudonym in zip(values, found, strict=True) if pseudonym is None]
-        if not missing:
-            return found  # type: ignore[return-value]
-        missing = list(dict.fromkeys(missing))
-        fresh = dict(zip(missing, self.settings.pseudonyms(group, missing), strict=True))
-        self._keep(group, fresh)
-        # from `fresh`, not the cache: another thread may have emptied it since
-        return [fresh[v] if p is None else p for v, p in zip(values, found, strict=True)]
-
-    def _keep(self, group: str, fresh: dict[str, str]) -> None:
-        known = self._caches[group]
-        if len(fresh) > _CACHE_LIMIT:
-            return
-        if len(known) + len(fresh) > _CACHE_LIMIT:
-            known.clear()
-        known.update(fresh)
+        """The pseudonym of each value, in order, through the run's kept pseudonyms (`cache.py`)."""
+        return self._cache.pseudonyms(group, values)
 
     def value(self, group: str, value: Any) -> Any:
         """The value as it is loaded: kept, its pseudonym, or None."""
@@ -285,27 +267,37 @@ class Scrubber:
         for mask in masks:
             if mask is not None:
                 anyone = mask if anyone is None else pc.or_(anyone, mask)
+        changed = self._columns(table, {n: g for p in present for n, g in p.columns.items() if n in names})
         for person, mask in zip(present, masks, strict=True):
             forgotten = mask if person.identifying() else anyone
-            for name, group in person.columns.items():
+            for name in person.columns:
                 if name not in names:
                     continue
-                column = self._column(table.column(name), group)
+                column = changed.get(name, table.column(name))
                 if forgotten is not None:
                     column = pc.if_else(forgotten, pa.nulls(len(column), column.type), column)
                 table = table.set_column(table.column_names.index(name), table.field(name).name, column)
         return table
 
-    def _column(self, column: pa.ChunkedArray, group: str) -> pa.ChunkedArray | pa.Array:
-        mode = self.settings.mode(group)
-        if mode == BLOCK:
-            return pa.nulls(len(column), column.type)
-        if mode != HASH:
-            return column
-        text = column.cast(pa.string()) if column.type != pa.string() else column
-        encoded = text.combine_chunks().dictionary_encode()  # each distinct value once
-        mapped = pa.array(self.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
-        return mapped.take(encoded.indices)
+    def _columns(self, table: pa.Table, groups: Mapping[str, str]) -> dict[str, pa.Array]:
+        """The changed columns, by name: a blocked group's as nulls; a hashed group's columns together,
+        each distinct value of them once (the client of a fiscal document is its destination too)."""
+        changed: dict[str, pa.Array] = {}
+        hashed: dict[str, list[str]] = {}
+        for name, group in groups.items():
+            mode = self.settings.mode(group)
+            if mode == BLOCK:
+                changed[name] = pa.nulls(table.num_rows, table.field(name).type)
+            elif mode == HASH:
+                hashed.setdefault(group, []).append(name)
+        for group, names in hashed.items():
+            text = [_text(table.column(name)) for name in names]
+            encoded = (text[0] if len(text) == 1 else pa.concat_arrays(text)).dictionary_encode()
+            mapped = pa.array(self.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
+            whole = mapped.take(encoded.indices)
+            for at, name in enumerate(names):
+                changed[name] = whole.slice(at * table.num_rows, table.num_rows)
+        return changed
 
     def _forgotten_rows(self, table: pa.Table, person: PersonColumns) -> pa.Array | None:
         if not self.forgotten or self.settings.key is None:
@@ -383,3 +375,8 @@ def _blank(row: dict[str, Any], plan: RecordPlan) -> None:
         nested = row.get(key)
         if isinstance(nested, dict):
             _blank(nested, child)
+
+
+def _text(column: pa.ChunkedArray) -> pa.Array:
+    """A column as one array of strings."""
+    return (column.cast(pa.string()) if column.type != pa.string() else column).combine_chunks()

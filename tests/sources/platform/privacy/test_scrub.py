@@ -49,21 +49,36 @@ def test_pseudonyms_are_hmac_sha256_for_keys_of_every_length(length: int) -> Non
     assert [settings.pseudonym("names", v) for v in values] == reference
 
 
-def test_a_batch_larger_than_the_cache_is_hashed_whole_and_the_cache_stays_bounded(monkeypatch) -> None:
-    monkeypatch.setattr("sources.platform.privacy.scrub._CACHE_LIMIT", 3)
-    scrubber = Scrubber(ON)
-    values = [f"person{i}@example.com" for i in (1, 2, 3, 4, 5, 1, 2)]
-    reference = [ON.pseudonym("emails", v) for v in values]
-    assert scrubber.pseudonyms("emails", values) == reference  # 5 distinct values: none kept
-    assert scrubber.pseudonyms("emails", values[:2]) == reference[:2]  # kept
-    assert scrubber.pseudonyms("emails", values[2:4]) == reference[2:4]  # 4 > 3: emptied first
-    column = pa.chunked_array([values[:4], values[4:]])
-    assert (
-        scrubber.table(pa.table({"buyer__email": column}), personal_columns(Sale, "sales"))
-        .column("buyer__email")
-        .to_pylist()
-        == reference
+def test_a_tables_columns_of_one_group_are_hashed_together_each_value_once() -> None:
+    """A fiscal document's client is its destination too: the emails of both columns (and of the source)
+    are looked up and hashed as one set; each column gets its own values' pseudonyms, nulls stay null."""
+    hashed: list[str] = []
+
+    class Counting(PrivacySettings):
+        def pseudonyms(self, group: str, values: Iterable[str]) -> list[str]:
+            values = list(values)
+            hashed.extend(values)
+            return super().pseudonyms(group, values)
+
+    clients = ["a@x.com", "b@x.com", None, "a@x.com"]
+    table = pa.table(
+        {
+            "client__email": pa.chunked_array([clients[:1], clients[1:]]),
+            "destination__email": clients,
+            "source__email": ["shop@x.com"] * 4,
+            "client__document": [None, "123.456.789-09", "123.456.789-09", None],
+        }
     )
+    out = Scrubber(Counting(ON.modes, ON.key)).mapper(FiscalDocument, "fiscal_documents")(table, None)
+    emails = [None if c is None else expected("emails", c) for c in clients]
+    document = expected("documents", "12345678909")
+    assert out.to_pydict() == {
+        "client__email": emails,
+        "destination__email": emails,
+        "source__email": [expected("emails", "shop@x.com")] * 4,
+        "client__document": [None, document, document, None],
+    }
+    assert sorted(hashed) == ["123.456.789-09", "a@x.com", "b@x.com", "shop@x.com"]
 
 
 @pytest.mark.parametrize(
