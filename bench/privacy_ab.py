@@ -63,7 +63,8 @@ def main(argv: list[str]) -> int:
                 results[name].append(float(result["seconds"]))
                 print(
                     f"run {index + 1} {name}: {result['seconds']:.1f}s, {result['items']:,} items, "
-                    f"peak {result['sampled_peak_rss_mb']:.0f} MB, "
+                    f"peak {result['sampled_peak_rss_mb']:.0f} MB, cpu {result['cpu_seconds']:.1f}s "
+                    f"(main thread {result['main_thread_cpu_seconds']:.1f}s), "
                     f"steps {json.dumps({k: round(v, 1) for k, v in result['steps'].items()})}",
                     flush=True,
                 )
