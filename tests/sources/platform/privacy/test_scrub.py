@@ -19,6 +19,18 @@ KEY = "k3y-for-tests-0123456789"
 ON = parse_privacy({"emails": "hash", "documents": "hash", "phones": "block"}, KEY)
 
 
+def _counting(hashed: list[str]) -> PrivacySettings:
+    """ON's settings, noting in `hashed` every value they hash."""
+
+    class Counting(PrivacySettings):
+        def pseudonyms(self, group: str, values: Iterable[str]) -> list[str]:
+            values = list(values)
+            hashed.extend(values)
+            return super().pseudonyms(group, values)
+
+    return Counting(ON.modes, ON.key)
+
+
 def expected(group: str, normalised: str) -> str:
     return hmac.new(KEY.encode(), f"{group}\x00{normalised}".encode(), hashlib.sha256).hexdigest()[:32]
 
@@ -54,12 +66,6 @@ def test_a_tables_columns_of_one_group_are_hashed_together_each_value_once() -> 
     are looked up and hashed as one set; each column gets its own values' pseudonyms, nulls stay null."""
     hashed: list[str] = []
 
-    class Counting(PrivacySettings):
-        def pseudonyms(self, group: str, values: Iterable[str]) -> list[str]:
-            values = list(values)
-            hashed.extend(values)
-            return super().pseudonyms(group, values)
-
     clients = ["a@x.com", "b@x.com", None, "a@x.com"]
     table = pa.table(
         {
@@ -69,7 +75,7 @@ def test_a_tables_columns_of_one_group_are_hashed_together_each_value_once() -> 
             "client__document": [None, "123.456.789-09", "123.456.789-09", None],
         }
     )
-    out = Scrubber(Counting(ON.modes, ON.key)).mapper(FiscalDocument, "fiscal_documents")(table, None)
+    out = Scrubber(_counting(hashed)).mapper(FiscalDocument, "fiscal_documents")(table, None)
     emails = [None if c is None else expected("emails", c) for c in clients]
     document = expected("documents", "12345678909")
     assert out.to_pydict() == {
@@ -271,13 +277,7 @@ def test_a_batch_of_rows_is_changed_as_each_row_alone_and_people_are_hashed_once
         Scrubber(ON).mapper(Sale, "sales")(row, None)
     hashed: list[str] = []
 
-    class Counting(PrivacySettings):
-        def pseudonyms(self, group: str, values: Iterable[str]) -> list[str]:
-            values = list(values)
-            hashed.extend(values)
-            return super().pseudonyms(group, values)
-
-    scrubber = Scrubber(Counting(ON.modes, ON.key))
+    scrubber = Scrubber(_counting(hashed))
     mapper = scrubber.mapper(Sale, "sales")
     assert mapper(batch, None) is batch
     assert batch == alone
