@@ -18,9 +18,9 @@ KEYS = 30
 
 @pytest.fixture
 def busy_switching() -> Iterator[None]:
-    """Threads switch as often as the interpreter allows: without the lock, the writes below failed
-    with tomlkit's KeyAlreadyPresent or "dictionary changed size during iteration" in every run of 20
-    rounds (measured five times out of five)."""
+    """Threads switch as often as the interpreter allows: without the lock, such writes failed with
+    tomlkit's KeyAlreadyPresent or "dictionary changed size during iteration" (a script of the same
+    shape, five runs out of five; this test, run once with the lock taken out, failed)."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     yield
