@@ -307,7 +307,7 @@ class Scrubber:
             ids = self.forgotten.get(group)
             if not ids or name not in table.column_names:
                 continue
-            encoded = table.column(name).cast(pa.string()).combine_chunks().dictionary_encode()
+            encoded = _text(table.column(name)).dictionary_encode()
             hit = pa.array(
                 [p in ids for p in self.pseudonyms(group, encoded.dictionary.to_pylist())], pa.bool_()
             )
