@@ -299,14 +299,23 @@ class Scrubber:
         changed = self._columns(table, {n: g for p in present for n, g in p.columns.items() if n in names})
         for person, mask in zip(present, masks, strict=True):
             forgotten = mask if person.identifying() else anyone
+            if forgotten is None:
+                continue
             for name in person.columns:
-                if name not in names:
-                    continue
-                column = changed.get(name, table.column(name))
-                if forgotten is not None:
-                    column = pc.if_else(forgotten, pa.nulls(len(column), column.type), column)
-                table = table.set_column(table.column_names.index(name), table.field(name).name, column)
-        return table
+                if name in names:
+                    column = changed.get(name, table.column(name))
+                    changed[name] = pc.if_else(forgotten, pa.nulls(len(column), column.type), column)
+        if not changed:
+            return table
+        # one new table (a helper's page is 100 rows: a table per changed column cost more than hashing)
+        fields = [
+            pa.field(field.name, changed[field.name].type) if field.name in changed else field
+            for field in table.schema
+        ]
+        columns = [
+            changed.get(field.name, column) for field, column in zip(table.schema, table.columns, strict=True)
+        ]
+        return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=table.schema.metadata))
 
     def _changed_already(self, table: pa.Table, metadata: Mapping[bytes, bytes]) -> pa.Table:
         """A table a helper changed (`helper_table`), without its mark; it must have been changed under
