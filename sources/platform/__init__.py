@@ -225,8 +225,6 @@ def platform_source(
         timedelta(seconds=settings.clock_tolerance_seconds),
         floor=_earlier_stamp(),
     )
-    scrubber = Scrubber(parse_privacy(privacy, privacy_key), forgotten_from_destination)
-    run_report.privacy = scrubber
     ctx = SourceContext(
         client=client,
         settings=settings,
@@ -235,11 +233,11 @@ def platform_source(
         snapshot_at=started_at,
         records=RecordReader(settings.strict, run_report.departures, client.redact),
         streams=STREAMS,
-        decoder=PageDecoder(settings.decode_workers, scrubber.for_helpers())
-        if settings.decode_workers
-        else None,
+        decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
         renewals=pending_renewals(SUBSCRIPTIONS.name, settings.renewals_max_requests),
     )
+    scrubber = Scrubber(parse_privacy(privacy, privacy_key), forgotten_from_destination)
+    run_report.privacy = scrubber
     return [_resource(ctx, stream, scrubber) for stream in STREAMS.values()]
 
 

@@ -227,11 +227,10 @@ def packed_pages(
 ) -> Iterator[Any]:
     """The pages' rows, those Arrow can carry joined into tables of about ``BATCH_ROWS`` rows (with the
     load id if given); the others as the rows they are. A page that arrives packed already (by a helper
-    process, see ``offload.py``) is joined as it is, only with tables of the same schema metadata (a
-    helper may have changed its personal columns already, ``privacy.scrub``). Within a page, the rows
-    with a field the model does not know (a field the API added) are packed by ``new_fields`` if it can
-    (with a column per new field), else stay rows; the page's other rows are packed: one new field in one
-    record does not cost its whole page the fast path.
+    process, see ``offload.py``) is joined as it is. Within a page, the rows with a field the model does
+    not know (a field the API added) are packed by ``new_fields`` if it can (with a column per new field),
+    else stay rows; the page's other rows are packed: one new field in one record does not cost its
+    whole page the fast path.
 
     Batches of fewer than ``FEW_ROWS`` rows (the few rows a helper sets apart from its table) are
     gathered and packed together (packing costs about as much for one row as for a hundred), at the
@@ -244,30 +243,23 @@ def packed_pages(
     count = 0
     few: list[dict[str, Any]] = []
 
-    def add(table: pa.Table) -> Iterator[pa.Table]:
-        """Buffer the table; a table with other schema metadata (one whose personal columns a helper
-        changed already, `privacy.scrub.CHANGED_BY_HELPER`) is never joined with the buffered ones."""
-        nonlocal buffered, count
-        if buffered and table.schema.metadata != buffered[0].schema.metadata:
-            yield _joined(buffered)
-            buffered, count = [], 0
-        buffered.append(table)
-        count += table.num_rows
-
-    def pack(rows: list[dict[str, Any]]) -> Iterator[Any]:
+    def pack(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+        nonlocal count
         table, rest = split_page(layout, rows, load_id)
         extended = None
         if rest and new_fields is not None:
             extended, rest = new_fields.pack(rest, load_id)
         for packed in (table, extended):
             if packed is not None:
-                yield from add(packed)
+                buffered.append(packed)
+                count += packed.num_rows
         if rest:
             yield rest
 
     for rows in pages:
         if isinstance(rows, pa.Table):
-            yield from add(rows)
+            buffered.append(rows)
+            count += rows.num_rows
         elif len(rows) < FEW_ROWS:
             few.extend(rows)
             if len(few) < GATHERED_ROWS:

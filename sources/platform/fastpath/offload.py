@@ -35,14 +35,12 @@ import sys
 import threading
 import weakref
 from concurrent.futures import Future
-from dataclasses import replace
 from typing import IO, Any
 
 import pyarrow as pa
 
 from sources.platform.fastpath.lifeline import end_with_parent
-from sources.platform.fastpath.page_decoding import DecodedPage, PageJob, helper_page
-from sources.platform.privacy import PrivacySettings, Scrubber
+from sources.platform.fastpath.page_decoding import DecodedPage, PageJob, decode_page
 from sources.platform_client.paging import Page
 
 logger = logging.getLogger("platform_sync.offload")
@@ -117,14 +115,13 @@ def _decode_answer(answer: tuple[Any, ...] | None) -> DecodedPage | None:
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The helper's loop: decode each job until its input closes."""
     departing: set[str] = set()
-    scrubbers: dict[bytes, Scrubber] = {}
     while True:
         try:
             job = _receive(requests)
         except EOFError:
             return
         try:
-            answer: object = _encode_answer(helper_page(job, departing, scrubbers))
+            answer: object = _encode_answer(decode_page(job, departing))
         except Exception as exc:  # a bug, not a bad page: say so, and let the caller decode the page
             answer = ("error", f"{type(exc).__name__}: {exc}")
         _send(answers, answer)
@@ -214,11 +211,8 @@ class PageDecoder:
     each with up to `JOBS_PER_HELPER` pages sent to it at a time. A walk offers them its pages from the
     `from_page`th on."""
 
-    def __init__(self, workers: int, privacy: PrivacySettings | None = None) -> None:
+    def __init__(self, workers: int) -> None:
         self.workers = workers
-        # The settings the helpers change the personal columns of their tables under, as the resources'
-        # step would (`privacy.Scrubber.for_helpers`): that work, too, is done beside the extract.
-        self.privacy = privacy
         self.from_page = OFFLOAD_FROM_PAGE
         self.decoded_pages = 0  # pages a helper decoded (not counting those it left to this process)
         self._helpers: list[_Helper] = []
@@ -238,8 +232,6 @@ class PageDecoder:
             helper = self._helper()
             if helper is None:
                 return None
-            if self.privacy is not None:
-                job = replace(job, privacy=self.privacy)
             try:
                 page = helper.submit(job).result()
             except Exception as exc:  # whatever went wrong there, this process can still decode the page

@@ -17,7 +17,6 @@ from dlt.common.schema.typing import C_DLT_ID
 
 from sources.platform.fastpath.columnar import Layout, page_table
 from sources.platform.models import DepartingRecord, Departure, parse_page_leniently, parse_page_strictly
-from sources.platform.privacy import PrivacySettings, Scrubber
 from sources.platform.records import RecordReader, RecordShape
 from sources.platform_client.errors import MalformedResponseError
 from sources.platform_client.paging import Page, parse_envelope, record_keys, unseen_items
@@ -45,9 +44,6 @@ class PageJob:
     # cursor's field: rows where it departed come back apart (`DecodedPage.cursor_departed`).
     tolerant: bool = True
     cursor: tuple[str, ...] | None = None
-    # The privacy settings the table's personal columns are changed under in the helper, as the
-    # resource's step would change them (`privacy.Scrubber.for_helpers`); None: left to the step.
-    privacy: PrivacySettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,23 +125,6 @@ class _Departures:
         self, resource: str, reason: str, record_id: Any, raw: Any, redact: Callable[[str], str]
     ) -> None:
         self.quarantined = True
-
-
-def helper_page(
-    job: PageJob, departing: set[str], scrubbers: dict[bytes, Scrubber]
-) -> Page | DecodedPage | None:
-    """What a helper answers for a job: `decode_page`, and the table's personal columns changed under
-    the job's privacy settings (`Scrubber.helper_table`; a helper keeps one scrubber per settings in
-    `scrubbers`, so that a person met again is not hashed again)."""
-    page = decode_page(job, departing)
-    if job.privacy is None or not isinstance(page, DecodedPage) or not isinstance(page.items, pa.Table):
-        return page
-    settings = job.privacy
-    mark = repr(sorted(settings.modes.items())).encode() + b"\0" + (settings.key or b"")
-    scrubber = scrubbers.get(mark)
-    if scrubber is None:
-        scrubber = scrubbers[mark] = Scrubber(settings)
-    return replace(page, items=scrubber.helper_table(job.stream.model, job.stream.name, page.items))
 
 
 def decode_page(job: PageJob, departing: set[str] | None = None) -> Page | DecodedPage | None:

@@ -42,9 +42,6 @@ Forgotten = Mapping[str, frozenset[str]]  # identifying group -> pseudonyms of t
 STATE_KEY = "privacy"  # in the source's state: the settings the loaded data was written with
 DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
-# Schema metadata of a table whose personal columns a helper process changed already (`helper_table`):
-# the settings it changed them under. The step leaves such a table as it is.
-CHANGED_BY_HELPER = b"platform_sync.privacy"
 
 
 class Scrubber:
@@ -62,8 +59,6 @@ class Scrubber:
         self._noted = False
         self._count_lock = threading.Lock()
         self.reforgotten = 0  # people blanked again on the way in, this run
-        self._mark = json.dumps(settings.record(), sort_keys=True).encode()
-        self._persons: dict[tuple[type[BaseModel], str], list[PersonColumns]] = {}
 
     @property
     def forgotten(self) -> Forgotten:
@@ -83,15 +78,6 @@ class Scrubber:
         Reads the forgotten list now, before any extract starts."""
         forgotten = self.forgotten
         return self.settings.active or any(forgotten.values())
-
-    def for_helpers(self) -> PrivacySettings | None:
-        """The settings under which the helper processes that pack pages into tables (`fastpath/
-        offload.py`) change those tables as this step would, beside the extract: None when nothing is
-        changed, or when someone is forgotten (their keyed ids stay in this process, whose step then
-        changes every table). Reads the forgotten list now."""
-        if not self.settings.active or any(self.forgotten.values()):
-            return None
-        return self.settings
 
     def _count_forgotten(self, records: int) -> None:
         with self._count_lock:
@@ -272,22 +258,7 @@ class Scrubber:
 
     # --- Arrow tables (dlt's column names) ---
 
-    def helper_table(self, model: type[BaseModel], table_name: str, table: pa.Table) -> pa.Table:
-        """A table a helper process packed (of `model`, loaded as `table_name`), changed there as the step
-        would change it, and marked so that the step leaves it as it is (`for_helpers`: nobody is
-        forgotten)."""
-        persons = self._persons.get((model, table_name))
-        if persons is None:
-            persons = self._persons[(model, table_name)] = personal_columns(model, table_name)
-        changed = self.table(table, persons)
-        return changed.replace_schema_metadata(
-            {**(changed.schema.metadata or {}), CHANGED_BY_HELPER: self._mark}
-        )
-
     def table(self, table: pa.Table, persons: Iterable[PersonColumns]) -> pa.Table:
-        metadata = table.schema.metadata
-        if metadata and CHANGED_BY_HELPER in metadata:
-            return self._changed_already(table, metadata)
         names = set(table.column_names)
         present = [p for p in persons if any(name in names for name in p.columns)]
         masks = [self._forgotten_rows(table, person) for person in present]
@@ -316,16 +287,6 @@ class Scrubber:
             changed.get(field.name, column) for field, column in zip(table.schema, table.columns, strict=True)
         ]
         return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=table.schema.metadata))
-
-    def _changed_already(self, table: pa.Table, metadata: Mapping[bytes, bytes]) -> pa.Table:
-        """A table a helper changed (`helper_table`), without its mark; it must have been changed under
-        these settings with nobody forgotten, or its values would be hashed twice or not blanked."""
-        if metadata[CHANGED_BY_HELPER] != self._mark or self._anyone_forgotten:
-            raise RuntimeError(
-                "a table a helper process changed under other privacy settings reached the step"
-            )
-        rest = {key: value for key, value in metadata.items() if key != CHANGED_BY_HELPER}
-        return table.replace_schema_metadata(rest or None)
 
     def _columns(self, table: pa.Table, groups: Mapping[str, str]) -> dict[str, pa.Array]:
         """The changed columns, by name: a blocked group's as nulls; a hashed group's columns together,

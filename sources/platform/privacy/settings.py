@@ -105,15 +105,6 @@ class PrivacySettings:
         key = key.ljust(_BLOCK, b"\0")
         return hashlib.sha256(key.translate(_IPAD)), hashlib.sha256(key.translate(_OPAD))
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (to a helper process, `fastpath/offload.py`) as its modes and key, without the keyed
-        hash states, which cannot be pickled."""
-        return {"modes": dict(self.modes), "key": self.key}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        object.__setattr__(self, "modes", state["modes"])
-        object.__setattr__(self, "key", state["key"])
-
     def key_id(self) -> str | None:
         """Names the key without revealing it (recorded with the data: a changed key is noticed)."""
         if self.key is None:

@@ -13,28 +13,21 @@ from pipelines.sync.platform_pipeline import sync
 from sandbox.running import running_sandbox
 from sources.platform.fastpath import offload
 from sources.platform.fastpath.offload import PageDecoder
-from sources.platform.privacy import parse_privacy
 from sources.platform.resources.store_sales import RUN_STARTED_KEY
-from tests.support.sync_helpers import E2E_SCALE, E2E_TIME_SCALE, query, source_options, warehouse_tables
+from tests.support.sync_helpers import E2E_SCALE, E2E_TIME_SCALE, source_options, warehouse_tables
 
 # Small pages, so that the flat lists of the small e2e world span many pages.
 ITEMS_PER_PAGE = 7
-PRIVACY = {"emails": "hash", "documents": "hash", "phones": "hash", "names": "hash", "addresses": "block"}
-PRIVACY_KEY = "offload-privacy-key-0123456789"
 
 
-def _sync(
-    tmp_path: Path, sandbox: Any, token: str, name: str, decode_workers: int, **options: Any
-) -> dlt.Pipeline:
+def _sync(tmp_path: Path, sandbox: Any, token: str, name: str, decode_workers: int) -> dlt.Pipeline:
     pipeline = dlt.pipeline(
         pipeline_name=f"platform_sync_{name}",
         destination=dlt.destinations.duckdb(str(tmp_path / f"{name}.duckdb")),
         dataset_name="platform_raw",
         pipelines_dir=str(tmp_path / "pipelines"),
     )
-    options = source_options(
-        sandbox, token, items_per_page=ITEMS_PER_PAGE, decode_workers=decode_workers, **options
-    )
+    options = source_options(sandbox, token, items_per_page=ITEMS_PER_PAGE, decode_workers=decode_workers)
     result = sync(pipeline, source_options=options)
     assert not result.report.failed, result.report.failed
     return pipeline
@@ -84,33 +77,6 @@ def test_pages_decoded_by_a_helper_load_the_same_rows_and_state(
     # `sales` come out the same from tables as from rows.
     assert _resource_states(helped) == _resource_states(here)
     assert _resource_states(here)["fiscal_documents"]["emission_date"]["ids"]
-
-
-def test_pages_a_helper_pseudonymised_load_the_same_rows_as_the_step_makes(
-    sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With pseudonymisation on, a helper changes the personal columns of the tables it packs (fiscal
-    documents: client, destination, source), beside the extract; the warehouse is the one the step makes
-    of pages decoded here, and holds none of the raw values."""
-    decoders = _keep_decoders(monkeypatch)
-    token = sandbox.token()
-    privacy = {"privacy": PRIVACY, "privacy_key": PRIVACY_KEY}
-    _sync(tmp_path, sandbox, token, "here", decode_workers=0, **privacy)
-    helped = _sync(tmp_path, sandbox, token, "helped", decode_workers=1, **privacy)
-    [decoder] = decoders
-    assert decoder.privacy is not None and decoder.decoded_pages > 20
-    tables_here = warehouse_tables(str(tmp_path / "here.duckdb"))
-    tables_helped = warehouse_tables(str(tmp_path / "helped.duckdb"))
-    assert tables_helped.keys() == tables_here.keys()
-    for table, (columns, rows) in tables_here.items():
-        assert tables_helped[table] == (columns, rows), table
-    raw = _sync(tmp_path, sandbox, token, "raw", decode_workers=0)
-    emails = {row[0] for row in query(raw, "select client__email from fiscal_documents")} - {None}
-    assert len(emails) > 3 * ITEMS_PER_PAGE
-    pseudonymised = {row[0] for row in query(helped, "select client__email from fiscal_documents")}
-    assert pseudonymised.isdisjoint(emails)
-    settings = parse_privacy(PRIVACY, PRIVACY_KEY)
-    assert pseudonymised == {settings.pseudonym("emails", email) for email in emails}
 
 
 def test_pages_that_depart_from_the_spec_load_alike_in_a_helper(

@@ -223,32 +223,6 @@ def test_pages_are_joined_into_tables_and_only_rows_with_unknown_fields_stay_row
     assert list(columnar.packed_pages(None, pages)) == pages
 
 
-def test_a_table_a_helper_changed_is_never_joined_with_a_table_it_did_not(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A helper may change a table's personal columns already (`privacy.scrub.CHANGED_BY_HELPER` in its
-    schema metadata): joined with a page packed here, whose step would then skip it, raw values would
-    load. Tables of other metadata are yielded apart, in order."""
-    from sources.platform.fastpath import columnar
-
-    monkeypatch.setattr(columnar, "BATCH_ROWS", 100)
-    monkeypatch.setattr(columnar, "FEW_ROWS", 1)  # pages of one row packed as they come
-    stream = STREAMS["transfers"]
-    layout = columnar_layout(stream.model)
-    assert layout is not None
-    first, second = _rows(stream)
-    here = page_table(layout, [first, second])
-    assert here is not None
-    marked = here.replace_schema_metadata({b"platform_sync.privacy": b"{}"})
-    pages: list[Any] = [[first], [second], marked, marked, [first, second], here]
-    out = list(columnar.packed_pages(layout, pages))
-    assert [(t.num_rows, t.schema.metadata) for t in out] == [
-        (2, here.schema.metadata),
-        (4, marked.schema.metadata),
-        (4, here.schema.metadata),
-    ]
-
-
 def test_batches_of_a_few_rows_are_packed_together(monkeypatch: pytest.MonkeyPatch) -> None:
     from sources.platform.fastpath import columnar
 

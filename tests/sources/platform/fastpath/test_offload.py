@@ -18,8 +18,6 @@ from sources.platform.fastpath.columnar import page_table
 from sources.platform.fastpath.offload import PageDecoder
 from sources.platform.fastpath.page_decoding import DecodedPage, PackedPage, PageJob, decode_page
 from sources.platform.models import Departure, parse_record
-from sources.platform.privacy import Scrubber, parse_privacy, personal_columns
-from sources.platform.privacy.scrub import CHANGED_BY_HELPER
 from sources.platform.records import RecordReader
 from sources.platform.resources import STREAMS
 from sources.platform.settings import decode_workers_or_default
@@ -323,55 +321,3 @@ def test_pages_sent_to_a_helper_together_come_back_each_to_its_own_caller(decode
         assert isinstance(page.items, pa.Table) and page.items.num_rows == number % 3 + 1
     assert decoder.decoded_pages == len(bodies)
     assert decoder.running_helpers == 1
-
-
-PRIVACY = parse_privacy(
-    {"emails": "hash", "documents": "hash", "phones": "hash", "names": "hash", "addresses": "block"},
-    "offload-privacy-key-0123456789",
-)
-
-
-@pytest.mark.parametrize("stream_name", ["fiscal_documents", "affiliations", "lesson_comments"])
-def test_a_helper_changes_the_personal_columns_as_the_step_would(stream_name: str) -> None:
-    """The tables a helper packs come back with their personal columns changed and marked; the step
-    leaves them as they are but for the mark, and they equal the step's own change of the same page."""
-    items = _items(stream_name)
-    extra = PAGED_FLAT[stream_name]
-    stream = STREAMS[stream_name]
-    decoder = PageDecoder(1, PRIVACY)
-    try:
-        page = decoder.decode(_job(stream_name, _body(items), extra))
-    finally:
-        decoder.close()
-    assert page is not None and isinstance(page.items, pa.Table) and decoder.decoded_pages == 1
-    assert page.items.schema.metadata and CHANGED_BY_HELPER in page.items.schema.metadata
-    step = Scrubber(PRIVACY, forgotten=lambda: {}).mapper(stream.model, stream.name)
-    from_helper = step(page.items, None)
-    from_step = step(_here(stream_name, items, extra), None)
-    assert not from_helper.schema.metadata or CHANGED_BY_HELPER not in from_helper.schema.metadata
-    assert _without_row_ids(from_helper).equals(_without_row_ids(from_step))
-    [person, *_] = personal_columns(stream.model, stream.name)
-    hashed = next(name for name, group in person.columns.items() if group != "addresses")
-    raw = _here(stream_name, items, extra).column(hashed).to_pylist()
-    changed = from_helper.column(hashed).to_pylist()
-    assert all(value is not None for value in raw)
-    group = person.columns[hashed]
-    assert changed == [PRIVACY.pseudonym(group, value) for value in raw]
-
-
-def test_no_helper_changes_a_table_while_someone_is_forgotten() -> None:
-    """The forgotten people's keyed ids stay in the sync's process, whose step then changes every table;
-    and a table changed under other settings never passes the step as it is."""
-    forgotten = {"emails": frozenset({PRIVACY.pseudonym("emails", "gone@example.com")})}
-    assert Scrubber(PRIVACY, forgotten=lambda: forgotten).for_helpers() is None
-    assert Scrubber(PRIVACY, forgotten=lambda: {}).for_helpers() is PRIVACY
-    assert Scrubber(parse_privacy({}, None), forgotten=lambda: {}).for_helpers() is None
-    stream = STREAMS["affiliations"]
-    table = Scrubber(PRIVACY).helper_table(
-        stream.model, stream.name, _here("affiliations", _items("affiliations"), None)
-    )
-    others = parse_privacy({"names": "block"}, None)
-    with pytest.raises(RuntimeError, match="other privacy settings"):
-        Scrubber(others, forgotten=lambda: {}).mapper(stream.model, stream.name)(table, None)
-    with pytest.raises(RuntimeError, match="other privacy settings"):
-        Scrubber(PRIVACY, forgotten=lambda: forgotten).mapper(stream.model, stream.name)(table, None)
