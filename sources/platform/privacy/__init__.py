@@ -5,6 +5,7 @@
 - `settings.py`: the settings (`[sources.platform.privacy]`), the key (secrets) and the keyed hash.
 - `scrub.py`: the one step every batch of a resource passes (`DltResource.add_step`), and free JSON.
 - `cache.py`: the pseudonyms met in a run, kept (bounded) so that a person met again is not hashed again.
+- `array_hash.py`: the keyed hash of a table's many distinct values at once, in DuckDB.
 
 See docs/contracts.md, section 7.
 """

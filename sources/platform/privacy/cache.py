@@ -6,7 +6,8 @@ most of what pseudonymisation costs. Each group keeps two generations of at most
 pseudonyms (about 5 MB each; 40 MB for four groups hashed, what one generation of 50,000 held before):
 new ones go to the young generation; when it is full it becomes the old one and the old one is dropped;
 a value found in the old one moves back to the young. The people of the last `CACHE_LIMIT` to twice as
-many distinct values are never hashed twice, and memory stays bounded.
+many distinct values are never hashed twice, and memory stays bounded. A table's `MIN_VALUES` distinct
+values or more are hashed by DuckDB instead (`array_hash.py`), neither looked up here nor kept.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ hashed together), its Arrow tables (dlt's column names, each group's columns tog
 distinct values) and the departures and quarantine rows it hands dlt at its end. A group set to `hash`
 is replaced by its pseudonym, one set to `block` by null. Pseudonyms are kept per group across batches
 and tables, bounded (`cache.py`): the same people come back in a run, a buyer in each of their sales and
-fiscal documents.
+fiscal documents. A table with many distinct values of a group has them hashed by DuckDB instead
+(`array_hash.py`), away from the interpreter lock the extract is bound by.
 
 A forgotten person (`platform-sync forget`, whose keyed ids `forgotten` holds) is blanked, all groups,
 wherever a record names them again: their email or document pseudonym is looked up before anything
@@ -26,6 +27,7 @@ import pyarrow.compute as pc
 from dlt.common.exceptions import SourceSectionNotAvailable
 from pydantic import BaseModel
 
+from sources.platform.privacy.array_hash import MIN_VALUES, ArrayHasher
 from sources.platform.privacy.cache import PseudonymCache
 from sources.platform.privacy.fields import (
     GROUPS,
@@ -56,6 +58,7 @@ class Scrubber:
         self._modes = {group: settings.mode(group) for group in GROUPS}
         self._lock = threading.Lock()
         self._cache = PseudonymCache(settings.pseudonyms, GROUPS)
+        self._arrays = ArrayHasher(settings)
         self._noted = False
         self._count_lock = threading.Lock()
         self.reforgotten = 0  # people blanked again on the way in, this run
@@ -290,7 +293,8 @@ class Scrubber:
 
     def _columns(self, table: pa.Table, groups: Mapping[str, str]) -> dict[str, pa.Array]:
         """The changed columns, by name: a blocked group's as nulls; a hashed group's columns together,
-        each distinct value of them once (the client of a fiscal document is its destination too)."""
+        each distinct value of them once (the client of a fiscal document is its destination too): many
+        in DuckDB (`array_hash.py`), a few through the kept pseudonyms."""
         changed: dict[str, pa.Array] = {}
         hashed: dict[str, list[str]] = {}
         for name, group in groups.items():
@@ -302,7 +306,11 @@ class Scrubber:
         for group, names in hashed.items():
             text = [_text(table.column(name)) for name in names]
             encoded = (text[0] if len(text) == 1 else pa.concat_arrays(text)).dictionary_encode()
-            mapped = pa.array(self.pseudonyms(group, encoded.dictionary.to_pylist()), pa.string())
+            distinct = encoded.dictionary
+            if len(distinct) >= MIN_VALUES:  # hashed by DuckDB, which lets the other threads go on
+                mapped = self._arrays.pseudonyms(group, distinct)
+            else:
+                mapped = pa.array(self.pseudonyms(group, distinct.to_pylist()), pa.string())
             whole = mapped.take(encoded.indices)
             for at, name in enumerate(names):
                 changed[name] = whole.slice(at * table.num_rows, table.num_rows)

@@ -56,7 +56,12 @@ _NORMALISERS: dict[str, Callable[[str], str]] = {EMAILS: _email, DOCUMENTS: _doc
 def normalise(group: str, value: str) -> str:
     """The form two spellings of one value share: a CPF without punctuation, an email lowercased and
     trimmed, a phone's digits, a name or an address with single spaces, case folded."""
-    return _NORMALISERS.get(group, _words)(value)
+    return normaliser(group)(value)
+
+
+def normaliser(group: str) -> Callable[[str], str]:
+    """The group's `normalise`, to apply to many values."""
+    return _NORMALISERS.get(group, _words)
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class PrivacySettings:
         inner_state, outer_state = self._pads
         new_inner, new_outer = inner_state.copy, outer_state.copy
         prefix = f"{group}\x00"
-        clean = _NORMALISERS.get(group, _words)
+        clean = normaliser(group)
         hashed: list[str] = []
         append = hashed.append
         for value in values:
@@ -96,14 +101,19 @@ class PrivacySettings:
             append(outer.hexdigest()[:PSEUDONYM_HEX])
         return hashed
 
-    @cached_property
-    def _pads(self) -> tuple[Any, Any]:
-        """SHA-256 after the key XOR ipad, and after the key XOR opad: HMAC's two keyed states."""
+    def pad_keys(self) -> tuple[bytes, bytes]:
+        """HMAC's two padded keys: the key XOR ipad, and the key XOR opad (requires the key)."""
         if self.key is None:
             raise ConfigurationError(f"privacy: a pseudonym needs {KEY_HINT}")
         key = hashlib.sha256(self.key).digest() if len(self.key) > _BLOCK else self.key
         key = key.ljust(_BLOCK, b"\0")
-        return hashlib.sha256(key.translate(_IPAD)), hashlib.sha256(key.translate(_OPAD))
+        return key.translate(_IPAD), key.translate(_OPAD)
+
+    @cached_property
+    def _pads(self) -> tuple[Any, Any]:
+        """SHA-256 after each padded key (`pad_keys`): HMAC's two keyed states."""
+        inner, outer = self.pad_keys()
+        return hashlib.sha256(inner), hashlib.sha256(outer)
 
     def key_id(self) -> str | None:
         """Names the key without revealing it (recorded with the data: a changed key is noticed)."""

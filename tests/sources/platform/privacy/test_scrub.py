@@ -6,12 +6,14 @@ import hashlib
 import hmac
 import json
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pytest
 
 from sources.platform.models import FiscalDocument, Sale
 from sources.platform.privacy import OFF, PrivacySettings, Scrubber, parse_privacy, personal_columns
+from sources.platform.privacy.array_hash import MIN_VALUES, ArrayHasher
 from sources.platform.privacy.fields import group_of_key
 from sources.platform_client.errors import ConfigurationError
 
@@ -85,6 +87,52 @@ def test_a_tables_columns_of_one_group_are_hashed_together_each_value_once() -> 
         "client__document": [None, document, document, None],
     }
     assert sorted(hashed) == ["123.456.789-09", "a@x.com", "b@x.com", "shop@x.com"]
+
+
+@pytest.mark.parametrize("length", [16, 64, 65, 200])
+def test_many_values_hashed_in_duckdb_get_the_same_pseudonyms(length: int) -> None:
+    """`ArrayHasher` (DuckDB) against the HMAC computed in Python: Unicode normalised by Python's rules,
+    nulls kept, the group in the message, keys shorter and longer than SHA-256's block."""
+    key = ("0123456789abcdef" * 13)[:length]
+    settings = parse_privacy({"names": "hash", "emails": "hash"}, key)
+    values = ["Ana Lima", None, "  JOÃO  da Silva ", "Straße", "", "ana lima", "\u00e9\u0301 \U0001f600"]
+    hasher = ArrayHasher(settings)
+    for group in ("names", "emails"):
+        out = hasher.pseudonyms(group, pa.array(values, pa.string())).to_pylist()
+        assert out == [None if v is None else settings.pseudonym(group, v) for v in values]
+    assert out[0] != hasher.pseudonyms("names", pa.array(values[:1])).to_pylist()[0]
+
+
+def test_a_table_with_many_distinct_values_is_hashed_in_duckdb_with_the_same_result() -> None:
+    """Above `MIN_VALUES` distinct values of a group, the table's columns are hashed by DuckDB, not in
+    Python, and come out as they would have (columns of a group together, nulls, two threads at once)."""
+    hashed: list[str] = []
+    many = 2 * MIN_VALUES  # a third of the documents and a seventh of the emails are null
+    clients = [f"Buyer{i}@X.com" if i % 7 else None for i in range(many)]
+    table = pa.table(
+        {
+            "client__email": clients,
+            "destination__email": list(reversed(clients)),
+            "client__document": [f"{i:011d}" if i % 3 else None for i in range(many)],
+        }
+    )
+    scrubber = Scrubber(_counting(hashed))
+    step = scrubber.mapper(FiscalDocument, "fiscal_documents")
+    with ThreadPoolExecutor(2) as pool:
+        outs = list(pool.map(lambda t: step(t, None), [table, table]))
+    emails = [None if c is None else expected("emails", c.lower()) for c in clients]
+    documents = [expected("documents", f"{i:011d}") if i % 3 else None for i in range(many)]
+    for out in outs:
+        assert out.schema == table.schema
+        assert out.to_pydict() == {
+            "client__email": emails,
+            "destination__email": list(reversed(emails)),
+            "client__document": documents,
+        }
+    assert hashed == []  # none in Python
+    small = table.slice(0, 10)
+    assert step(small, None).to_pydict() == outs[0].slice(0, 10).to_pydict()
+    assert len(hashed) == 8 + 8 + 6  # the small table's in Python: 8 emails in each column, 6 documents
 
 
 @pytest.mark.parametrize(
