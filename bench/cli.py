@@ -20,7 +20,9 @@ Writes `report.md`, `figures.json` and `chart.png` to `--out`. Everything runs a
 4. Soak (`bench.soak_section`): daily scheduled syncs against the sandbox's unruly world, then a fresh
    full sync; the divergence of every table and the requests each run spends, against a sync that
    re-reads everything every run.
-5. Many accounts (`bench.accounts`, issue 32): 3 and 6 accounts, each its own sandbox world with the
+5. Pseudonymisation cost (`bench.privacy_ab`, issue 31): our sync of the paged lists with the privacy
+   option off and on, in pairs, on the same recorded pages (1M rows by default).
+6. Many accounts (`bench.accounts`, issue 32): 3 and 6 accounts, each its own sandbox world with the
    remote section's latency and rate limits on, one worker syncing them a few at once: per account run
    wall time, requests, peak memory, warehouse growth; runs per hour per worker (docs/scale.md).
 """
@@ -37,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import accounts, harness, remote, report
+from bench import accounts, harness, privacy_ab, remote, report
 from bench.listings import ITEMS_PER_PAGE, LIST_RESOURCES
 from bench.progress import log
 from bench.provenance import duckdb_memory_limit, git_state, versions
@@ -144,6 +146,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--accounts",
         help="numbers of accounts of the many-accounts section (default 3,6; quick: 3; 0 skips it)",
     )
+    parser.add_argument(
+        "--privacy-rows",
+        type=int,
+        help="rows of the pseudonymisation-cost section (default 1000000; quick 50000)",
+    )
+    parser.add_argument(
+        "--privacy-runs",
+        type=int,
+        help="pairs of runs, option off and on, of that section (default 4; quick 1; 0 skips it)",
+    )
     parser.add_argument("--keep-work", action="store_true", help="keep bench/work/run-* (logs, configs)")
     parser.add_argument("--work", type=Path, help="work folder (default bench/work/run-<time>)")
     options = parser.parse_args(argv)
@@ -161,6 +173,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         options.tolerance_runs = 1 if quick else 2
     options.soak_scale = options.soak_scale or (300 if quick else 2000)
     options.accounts = [int(n) for n in (options.accounts or ("3" if quick else "3,6")).split(",") if int(n)]
+    options.privacy_rows = options.privacy_rows or (50_000 if quick else 1_000_000)
+    if options.privacy_runs is None:
+        options.privacy_runs = 1 if quick else 4
     if options.soak_days is None:
         options.soak_days = 21 if quick else 30
     return options
@@ -209,6 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures["remote"] = remote.run_all(remote_options, work / "remote")
     if options.soak_days:
         figures["soak"] = run_soak_section(options, work)
+    if options.privacy_runs:
+        figures["privacy"] = privacy_ab.run_privacy(
+            options, options.privacy_rows, options.privacy_runs, work / "privacy"
+        )
     if options.accounts:
         accounts_options = accounts.parse_args(["--accounts", ",".join(map(str, options.accounts))])
         figures["accounts"] = accounts.run_accounts(accounts_options, work / "accounts")
@@ -216,12 +235,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures["git_at_end"] = git_state()
     figures["duration_seconds"] = time.perf_counter() - started
     figures["targets"] = report.targets(figures) + figures.get("remote", {}).get("targets", [])
+    if "privacy" in figures:
+        figures["targets"].append(privacy_ab.target(figures["privacy"]))
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "figures.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
     report.chart(figures, options.out / "chart.png")
     remote_section = remote.markdown({**figures, **figures["remote"]}) if "remote" in figures else ""
+    privacy_section = privacy_ab.markdown(figures["privacy"]) if "privacy" in figures else ""
     accounts_section = accounts.markdown(figures["accounts"]) if "accounts" in figures else ""
-    (options.out / "report.md").write_text(report.markdown(figures) + remote_section + accounts_section)
+    (options.out / "report.md").write_text(
+        report.markdown(figures) + remote_section + privacy_section + accounts_section
+    )
     if not options.keep_work:
         shutil.rmtree(work, ignore_errors=True)
     log(f"done in {figures['duration_seconds'] / 60:.1f} min: {options.out / 'report.md'}")

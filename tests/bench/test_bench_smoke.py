@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import cli, report
+from bench import cli, privacy_ab, report
 from bench.listings import LIST_RESOURCES
 from bench.pageserver import request_key
 from sources.platform.resources import FULL_SCANS
@@ -64,6 +64,10 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
             "120",
             "--soak-days",
             "1",
+            "--privacy-rows",
+            "500",
+            "--privacy-runs",
+            "1",
             "--accounts",
             "0",  # tests/bench/test_bench_accounts.py runs that section alone
             "--no-remote",  # about 10 min even at its quick sizes; tests/bench/test_remote_targets.py
@@ -85,6 +89,7 @@ def test_writes_report_figures_and_chart(bench_run: tuple[Path, dict]) -> None:
         "## An API that departs from its spec",
         "## Request economy",
         "## Soak: scheduled syncs against a world that breaks our rules",
+        "## Pseudonymisation cost (issue 31)",
         "## Method",
     ):
         assert heading in text
@@ -101,8 +106,21 @@ def test_writes_report_figures_and_chart(bench_run: tuple[Path, dict]) -> None:
         "incremental_time",
         "incremental_requests",
         "tolerance",
+        "privacy_cost",
     }
-    assert figures["targets"] == report.targets(figures)
+    assert figures["targets"] == [*report.targets(figures), privacy_ab.target(figures["privacy"])]
+
+
+def test_privacy_cost_figures_come_from_pairs_of_runs(bench_run: tuple[Path, dict]) -> None:
+    _, figures = bench_run
+    privacy = figures["privacy"]
+    assert privacy["rows"] == 500 and privacy["page_server_misses"] == 0
+    (pair,) = privacy["pairs"]
+    assert pair["order"] == ["off", "on"]
+    off, on = pair["off"], pair["on"]
+    assert off["items"] == on["items"] > 0 and privacy["same_items"]
+    assert on["rows_by_table"] == off["rows_by_table"]  # the option changes values, never rows
+    assert pair["ratio"] == pytest.approx(on["seconds"] / off["seconds"]) == privacy["median_ratio"]
 
 
 def test_throughput_figures_come_from_the_runs(bench_run: tuple[Path, dict]) -> None:
