@@ -27,7 +27,10 @@ from tests.support.warehouses import assert_exact, rows_by_record
 DISK_BYTES = 48 * 2**20
 # What is left free when the incremental run starts: enough for its extract files or its first tables,
 # not for all of it (measured: the warehouse fills during the load, the folder during the normalize).
-LEFT_FREE = {"warehouse": 100_000, "pipeline folder": 300_000}
+# The warehouse's 16 KB: with 100 KB, the CLI's load fitted once in CI (2026-11-28): DuckDB checkpoints
+# when the load's connections close and puts its WAL into blocks the staging tables freed, so how much
+# of the WAL the run needs at once varies; 16 KB is less than one table's commit needs.
+LEFT_FREE = {"warehouse": 16_000, "pipeline folder": 300_000}
 TWENTY_DAYS = 20 * 86_400.0
 
 
