@@ -1,10 +1,14 @@
 """Pseudonymisation end to end: the sandbox synced by the command line twice, off and on (at DEBUG), the
 models built on both. With the option on no raw email, CPF or phone of the sandbox's people is anywhere:
 tables of every schema, state, schemas, load packages, trace, log lines; the same person has the same
-pseudonym in every table; the marts agree with the run without it except in the personal columns."""
+pseudonym in every table; the marts agree with the run without it except in the personal columns, and so
+does the dashboard, opened on both in Debian's headless chromium: the same figures and charts, the people
+it names shown by pseudonym."""
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +20,10 @@ import pytest
 from pipelines.dbt.runner import headline_figures, run_models
 from sandbox.running import running_sandbox
 from sources.platform.privacy import parse_privacy
+from tests.dashboard.conftest import start_dashboard
+from tests.dashboard.test_dashboard_in_browser import END, PAGES, START
 from tests.pipelines.cli.test_cli import cli_env, run_cli, warehouse
+from tests.support.browser import chromium, console_errors, open_page, screenshot
 from tests.support.privacy_scan import Truth, folder_texts, leaks, warehouse_texts
 from tests.support.sync_helpers import source_options
 from tests.support.warehouses import MODELS_ONLY
@@ -179,6 +186,52 @@ def test_the_marts_are_the_same_but_for_the_personal_columns(synced: Synced) -> 
         "select customer_email, net_revenue_amount from marts.dim_customers order by 2 desc limit 3",
     )
     assert all(len(email) == 32 for email, _ in top)  # top customers shown by pseudonym
+
+
+# What a page shows: its text, its KPIs and every chart's series (names, labels, values), times and dlt's
+# load ids (a time too) made alike: the Data health page shows when each of the two syncs ran.
+SHOWN = """
+const charts = Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => [
+  el.parentElement.id || el.id, (el.data || []).map(t => [t.name, t.x, t.y, t.labels, t.values])]);
+const kpis = Array.from(document.querySelectorAll('[id^=kpi-]')).map(e => [e.id, e.innerText]);
+return JSON.stringify([document.getElementById('page').innerText, kpis, charts]);
+"""
+WHEN = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?( UTC|Z|\+00:00)?|(?<!\d)\d{10}\.\d+")
+
+
+def test_the_dashboard_shows_the_same_figures_and_people_by_pseudonym(synced: Synced, tmp_path: Path) -> None:
+    names = {n for (n,) in _rows(synced.off, "select distinct affiliate_name from marts.fct_sales") if n}
+    assert names
+    as_pseudonyms = {name: SETTINGS.pseudonym("names", name) for name in names}
+
+    def shown(driver: Any, side: str, path: str) -> str:
+        assert console_errors(driver) == [], (side, path)
+        assert driver.find_elements("css selector", ".message") == [], (side, path)
+        return WHEN.sub("<when>", driver.execute_script(SHOWN))
+
+    served = [start_dashboard(folder / "warehouse.duckdb", folder) for folder in (synced.off, synced.on)]
+    shots = Path(os.environ.get("PLATFORM_SYNC_SCREENSHOTS") or tmp_path)
+    named = 0
+    try:
+        with chromium() as driver:
+            for path, page in PAGES.items():
+                query = f"?start={START}&end={END}"
+                open_page(driver, served[0].url + path + query)
+                off = shown(driver, "off", path)
+                open_page(driver, served[1].url + path + query)
+                on = shown(driver, "on", path)
+                screenshot(driver, shots / f"dashboard-pseudonyms-{page}.png")
+                raw = [name for name in names if name in off]
+                named += len(raw)
+                for name in sorted(raw, key=len, reverse=True):
+                    off = off.replace(name, as_pseudonyms[name])
+                assert on == off, path  # the same page, a pseudonym where a name was
+                assert not [name for name in names if name in on], path
+    finally:
+        for dashboard in served:
+            dashboard.process.terminate()
+            dashboard.process.wait(timeout=30)
+    assert named >= 10  # the top affiliates, by name without the option (chart and table)
 
 
 def test_the_settings_are_recorded_with_the_data(synced: Synced) -> None:
