@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import dlt
 from dagster import AssetExecutionContext
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 from dagster_dlt import dlt_assets
@@ -71,9 +72,22 @@ RAW_GROUP, MODELS_GROUP = "platform_raw", "platform_models"
 DESTINATION = os.environ.get("PLATFORM_SYNC_DESTINATION", DEFAULT_DESTINATION)
 ACCOUNTS = configured_accounts()
 ACCOUNT_PARTITIONS = dg.StaticPartitionsDefinition([a.name for a in ACCOUNTS]) if ACCOUNTS else None
-# The pipeline dagster-dlt describes the assets with, and the models' warehouse (each account's run
-# builds its own pipeline)
-PIPELINE = account_pipeline(ACCOUNTS[0], DESTINATION) if ACCOUNTS else make_pipeline(DESTINATION)
+# The pipeline dagster-dlt describes the assets with (its name, destination and dataset), in a working
+# folder of this process's own: the code location loads in every process Dagster starts, several at once,
+# and dlt wipes a working folder it finds without state before it creates the pipeline there, so loading
+# the definitions never touches a real pipeline's folder (one account's process wiped another's while
+# that one was being created). The pipelines that load are built when a step runs.
+_DESCRIPTION_FOLDER = tempfile.TemporaryDirectory(prefix="platform-sync-dagster-")
+PIPELINE_DESCRIPTION = (
+    make_pipeline(
+        DESTINATION,
+        ACCOUNTS[0].dataset_name,
+        pipelines_dir=_DESCRIPTION_FOLDER.name,
+        pipeline_name=ACCOUNTS[0].pipeline_name,
+    )
+    if ACCOUNTS
+    else make_pipeline(DESTINATION, pipelines_dir=_DESCRIPTION_FOLDER.name)
+)
 DBT_PROJECT = DbtProject(
     project_dir=DBT_PROJECT_DIR,
     profiles_dir=DBT_PROFILES_DIR,
@@ -98,7 +112,7 @@ def _spec_source() -> DltSource:
 
 @dlt_assets(
     dlt_source=_spec_source(),
-    dlt_pipeline=PIPELINE,
+    dlt_pipeline=PIPELINE_DESCRIPTION,
     name="platform_sync",
     group_name=RAW_GROUP,
     partitions_def=ACCOUNT_PARTITIONS,
@@ -128,10 +142,11 @@ def platform_raw(context: AssetExecutionContext) -> Iterator[dg.MaterializeResul
 def _sync_single(resources: list[str] | None) -> list[dict[str, Any]]:
     """The single-account setup (no accounts configured), as before accounts existed."""
     started_at = run_started_at()
-    with run_lock(PIPELINE, "write", command="dagster platform_sync"):
-        result = sync(PIPELINE, resources)
+    pipeline = make_pipeline(DESTINATION)
+    with run_lock(pipeline, "write", command="dagster platform_sync"):
+        result = sync(pipeline, resources)
         outcomes = outcome_rows(result, resources, started_at)
-        record_run(PIPELINE, outcomes)
+        record_run(pipeline, outcomes)
     return outcomes
 
 
@@ -208,17 +223,19 @@ def parsed_manifest(project: DbtProject = DBT_PROJECT) -> Path:
 def platform_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[Any]:
     """`dbt build` on the pipeline's destination (the profile `platform-sync models` uses), over every
     configured account's dataset."""
-    with _readers_of_every_account(), tempfile.TemporaryDirectory() as work:
-        profiles_dir, env = dbt_environment(PIPELINE, Path(work))
+    pipelines = (
+        [account_pipeline(a, DESTINATION) for a in ACCOUNTS] if ACCOUNTS else [make_pipeline(DESTINATION)]
+    )
+    with _readers_of(pipelines), tempfile.TemporaryDirectory() as work:
+        profiles_dir, env = dbt_environment(pipelines[0], Path(work))
         os.environ.update(env)  # the profile reads the database path and password from the environment
         yield from _dbt(profiles_dir).cli(["build"], context=context).stream()
 
 
 @contextlib.contextmanager
-def _readers_of_every_account() -> Iterator[None]:
+def _readers_of(pipelines: list[dlt.Pipeline]) -> Iterator[None]:
     """The run lock of each account's pipeline (or the only one's) as a reader: a sync of this machine
     writing an account's tables makes the build fail at once instead of reading them half-loaded."""
-    pipelines = [account_pipeline(a, DESTINATION) for a in ACCOUNTS] if ACCOUNTS else [PIPELINE]
     with contextlib.ExitStack() as stack:
         for pipeline in pipelines:
             stack.enter_context(run_lock(pipeline, "read", command="dagster platform_models"))

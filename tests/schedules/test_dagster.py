@@ -94,3 +94,41 @@ def test_code_locations_loading_at_once_never_read_a_manifest_cut_short(tmp_path
     assert outcome["cut_short"] == []
     assert outcome["nodes"] > 50
     assert not [p.name for p in (tmp_path / "dbt_models" / "target").iterdir() if p.name != "dagster"]
+
+
+LOAD_ONLY = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("definitions", sys.argv[1])
+definitions = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(definitions)
+print(definitions.PIPELINE_DESCRIPTION.pipeline_name)
+"""
+
+
+def test_loading_the_code_location_leaves_every_pipelines_folder_alone(tmp_path):
+    """Every process Dagster starts loads the definitions, several at once; dlt wipes a working folder
+    that has no state yet before it creates the pipeline there. So loading them builds no pipeline in the
+    real working folders: an account's run that has begun writing its folder keeps it. (CI, 2026-11-28:
+    three partitions' runs started together, one died at load removing acme's folder as acme wrote it.)"""
+    project = tmp_path / "project"
+    (project / ".dlt").mkdir(parents=True)
+    (project / ".dlt" / "config.toml").write_text('[accounts.acme]\nbase_url = "http://127.0.0.1:9"\n')
+    (project / ".dlt" / "secrets.toml").write_text('[accounts.acme]\naccess_token = "not-used-here"\n')
+    data = project / ".dlt" / "data"
+    # acme's first run under way in another process: its folder, a package being extracted, no state yet
+    begun = data / "pipelines" / "platform_sync__acme" / "extract" / "new" / "1764300000.1" / "begun"
+    begun.parent.mkdir(parents=True)
+    begun.write_text("a job file being written")
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_ONLY, str(DEFINITIONS)],
+        env={**cli_env(tmp_path, {}), "PYTHONPATH": str(PROJECT_ROOT), "DLT_DATA_DIR": str(data)},
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "platform_sync__acme"
+    assert begun.read_text() == "a job file being written"
+    assert sorted(p.name for p in (data / "pipelines").iterdir()) == ["platform_sync__acme"]
+    assert sorted(p.name for p in begun.parents[3].iterdir()) == ["extract"]
