@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import logging
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -86,8 +87,9 @@ def make_pipeline(
     `~/.dlt/pipelines`: `pipelines/sync/working_folder.py`), one per destination and dataset; a working
     folder that an earlier version kept in `./.dlt/pipelines` is moved there first.
 
-    With DuckDB and no credentials configured, dlt names the file after the pipeline:
-    `platform_sync.duckdb` in the folder the pipeline was first run from.
+    With DuckDB and no credentials configured, the file is `platform_sync.duckdb` in the folder the
+    command runs from (where `.dlt/` is read), and a relative path configured is taken from that folder
+    too (`duckdb_database`): never from the folder a machine-wide working folder was first used from.
 
     `progress`: a collector (the command line's `SyncProgress`), or True for dlt's own log lines.
     `pipeline_name`: another pipeline of the same warehouse (an account's, `pipelines/accounts/`): its
@@ -105,8 +107,7 @@ def make_pipeline(
         "pipelines_dir": str(pipelines_dir or working_folder(destination, dataset_name, pipeline_name)),
         "progress": releasing_memory(display),
     }
-    shared_file = f"{PIPELINE_NAME}.duckdb" if pipeline_name != PIPELINE_NAME else None
-    target: Any = _bounded_duckdb(shared_file) if destination == "duckdb" else destination
+    target: Any = _bounded_duckdb() if destination == "duckdb" else destination
     pipeline = dlt.pipeline(
         pipeline_name=pipeline_name, destination=target, dataset_name=dataset_name, **options
     )
@@ -151,24 +152,50 @@ def working_folder(
 MAX_IDENTIFIER_LENGTH = 200
 
 
-def _bounded_duckdb(default_file: str | None = None) -> Any:
-    """DuckDB with `DUCKDB_LOAD_SETTINGS` under whatever `global_config` the user configured.
+# DuckDB locations that name no file of the run's folder: kept as configured.
+SPECIAL_DUCKDB_LOCATIONS = (":memory:", ":pipeline:", ":external:")
+
+
+def duckdb_database(configured: str | None, local_dir: str | Path | None = None) -> str:
+    """The DuckDB file the sync loads into: `configured` (`destination.duckdb.credentials`, or its
+    `database` field) made absolute from `local_dir` (dlt's run folder, where `.dlt/` is read: the folder
+    the command runs from), `platform_sync.duckdb` there when nothing is configured.
+
+    dlt itself takes a relative path (and the default name) from the folder a working folder was *first*
+    used from (its state's `initial_cwd`). With the working folder in dlt's machine-wide `pipelines_dir`
+    (`working_folder.py`), a second checkout on the same machine would then load into the first one's
+    file, or fail on it once that checkout is deleted. Made absolute here, the file is the run's own,
+    and a working folder named for another warehouse is left to it (`make_pipeline`)."""
+    if configured in SPECIAL_DUCKDB_LOCATIONS or (configured or "").startswith("md:"):  # MotherDuck's
+        return str(configured)
+    path = Path(configured or f"{PIPELINE_NAME}.duckdb").expanduser()
+    if not path.is_absolute():
+        base = local_dir if local_dir is not None else dlt.current.run_context().local_dir
+        path = Path(os.path.abspath(base)) / path
+    return str(path)
+
+
+def _bounded_duckdb() -> Any:
+    """DuckDB into the run's own file (`duckdb_database`), with `DUCKDB_LOAD_SETTINGS` under whatever
+    `global_config` the user configured.
 
     DuckDB keeps what it loads cached up to its memory limit, 80% of the machine's memory by default:
-    the sync's memory would grow with the data. The database file and any other credentials still come
-    from config as usual (`destination.duckdb.credentials`).
+    the sync's memory would grow with the data. The other credentials' fields come from config as usual
+    (`destination.duckdb.credentials`, in config.toml, secrets.toml or the environment). An account's
+    pipeline (`pipelines/accounts/`) shares the default pipeline's file: dlt would name one after each.
     """
-    configured: Any = dlt.secrets.get("destination.duckdb.credentials")
-    # `credentials = "path/to/file.duckdb"` is the usual form; a table of fields resolves as usual. Not
-    # configured, an account's pipeline shares the default pipeline's file (dlt would name it after each)
+    configured: Any = dlt.config.get("destination.duckdb.credentials")
+    # `credentials = "path/to/file.duckdb"` (or `duckdb:///...`) is the usual form; a table of fields
+    # resolves as usual, but for its `database`, made absolute the same way
     if isinstance(configured, str):
         credentials = DuckDbCredentials(configured)
-    elif configured is None and default_file:
-        credentials = DuckDbCredentials(default_file)
     else:
         credentials = DuckDbCredentials()
+        if isinstance(configured, Mapping):
+            credentials.database = str(configured.get("database") or "")
+    credentials.database = duckdb_database(credentials.database or None)
     settings: dict[str, Any] = (
-        dlt.secrets.get("destination.duckdb.credentials.global_config", expected_type=dict) or {}
+        dlt.config.get("destination.duckdb.credentials.global_config", expected_type=dict) or {}
     )
     credentials.global_config = {**DUCKDB_LOAD_SETTINGS, **settings}
     # One load job at a time: DuckDB runs them in this process under one memory limit, where parallel

@@ -5,6 +5,7 @@ to it, never lost (issue 28)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import dlt
@@ -14,6 +15,7 @@ from pipelines.sync.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
     PIPELINE_NAME,
+    duckdb_database,
     make_pipeline,
     sync,
 )
@@ -166,3 +168,69 @@ def test_a_second_duckdb_file_of_the_same_dataset_never_continues_the_first_ones
             sync(make_pipeline(), source_options=options, full_refresh=True).requests.values()
         )
         assert sum(rerun.requests.values()) < first_requests
+
+
+def test_each_checkout_loads_its_own_default_file_even_once_the_first_is_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No DuckDB file configured, one dlt data folder (the machine's), two checkouts: each loads its own
+    `platform_sync.duckdb`. dlt alone would take the file from the folder the working folder was first
+    used from: the second checkout would load into the first one's file, and fail once it is deleted."""
+    monkeypatch.delenv("DESTINATION__DUCKDB__CREDENTIALS", raising=False)
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "machine-dlt"))
+    first, second = tmp_path / "first", tmp_path / "second"
+    with running_sandbox(seed=7, scale=40, time_scale=600.0) as sandbox:
+        options = source_options(sandbox, sandbox.token())
+        first.mkdir()
+        monkeypatch.chdir(first)
+        pipeline = make_pipeline()
+        assert pipeline.destination_client().config.credentials.database == str(
+            first / "platform_sync.duckdb"
+        )
+        assert sync(pipeline, source_options=options).report.failed == {}
+        counts = _counts(pipeline)
+        assert counts["sales"] > 0
+        home = Path(pipeline.working_dir)
+
+        second.mkdir()
+        monkeypatch.chdir(second)
+        other = make_pipeline()
+        assert other.destination_client().config.credentials.database == str(second / "platform_sync.duckdb")
+        assert Path(other.working_dir) != home
+        before = (first / "platform_sync.duckdb").stat().st_mtime_ns
+        assert sync(other, source_options=options).report.failed == {}
+        assert _counts(other) == counts  # a first sync of its own file
+        assert (first / "platform_sync.duckdb").stat().st_mtime_ns == before
+
+        # the first checkout deleted, a third one cloned: its own file, its own first sync
+        shutil.rmtree(first)
+        third = tmp_path / "third"
+        third.mkdir()
+        monkeypatch.chdir(third)
+        again = make_pipeline()
+        assert sync(again, source_options=options).report.failed == {}
+        assert _counts(again) == counts
+        assert (third / "platform_sync.duckdb").is_file() and not first.exists()
+
+
+def test_a_relative_duckdb_path_is_taken_from_the_folder_the_command_runs_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "machine-dlt"))
+    for form, name in (
+        ("data/wh.duckdb", "data/wh.duckdb"),
+        ("duckdb:///data/url.duckdb", "data/url.duckdb"),
+    ):
+        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", form)
+        for checkout in ("a", "b"):
+            (tmp_path / checkout / "data").mkdir(parents=True, exist_ok=True)
+            monkeypatch.chdir(tmp_path / checkout)
+            pipeline = make_pipeline()
+            pipeline.run([{"id": 1}], table_name="products").raise_on_failed_jobs()
+            assert pipeline.destination_client().config.credentials.database == str(
+                tmp_path / checkout / name
+            )
+            assert (tmp_path / checkout / name).is_file()
+    assert duckdb_database(":memory:") == ":memory:" and duckdb_database("md:db") == "md:db"
+    assert duckdb_database("/abs/x.duckdb", tmp_path) == "/abs/x.duckdb"
+    assert duckdb_database(None, tmp_path) == str(tmp_path / "platform_sync.duckdb")
