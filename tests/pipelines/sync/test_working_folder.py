@@ -14,6 +14,7 @@ import pytest
 from pipelines.sync.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
+    DUCKDB_LOAD_SETTINGS,
     PIPELINE_NAME,
     duckdb_database,
     make_pipeline,
@@ -234,3 +235,25 @@ def test_a_relative_duckdb_path_is_taken_from_the_folder_the_command_runs_from(
     assert duckdb_database(":memory:") == ":memory:" and duckdb_database("md:db") == "md:db"
     assert duckdb_database("/abs/x.duckdb", tmp_path) == "/abs/x.duckdb"
     assert duckdb_database(None, tmp_path) == str(tmp_path / "platform_sync.duckdb")
+
+
+def test_an_accounts_pipeline_reads_the_duckdb_file_from_config_toml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`credentials` in config.toml (not secrets.toml) names the file of every pipeline, an account's
+    included; its memory settings join the sync's."""
+    monkeypatch.delenv("DESTINATION__DUCKDB__CREDENTIALS", raising=False)
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "machine-dlt"))
+    (tmp_path / ".dlt").mkdir()
+    (tmp_path / ".dlt" / "config.toml").write_text(
+        '[destination.duckdb.credentials]\ndatabase = "data/shop.duckdb"\n'
+        "[destination.duckdb.credentials.global_config]\nthreads = 1\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    for pipeline in (
+        make_pipeline(),
+        make_pipeline(pipeline_name="platform_sync__acme", dataset_name="acme"),
+    ):
+        credentials = pipeline.destination_client().config.credentials
+        assert credentials.database == str(tmp_path / "data" / "shop.duckdb")
+        assert credentials.global_config == {**DUCKDB_LOAD_SETTINGS, "threads": 1}
