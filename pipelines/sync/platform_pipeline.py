@@ -89,7 +89,7 @@ def make_pipeline(
 
     With DuckDB and no credentials configured, the file is `platform_sync.duckdb` in the folder the
     command runs from (where `.dlt/` is read), and a relative path configured is taken from that folder
-    too (`duckdb_database`): never from the folder a machine-wide working folder was first used from.
+    too (`_bounded_duckdb`): never from the folder a machine-wide working folder was first used from.
 
     `progress`: a collector (the command line's `SyncProgress`), or True for dlt's own log lines.
     `pipeline_name`: another pipeline of the same warehouse (an account's, `pipelines/accounts/`): its
@@ -152,48 +152,26 @@ def working_folder(
 MAX_IDENTIFIER_LENGTH = 200
 
 
-# DuckDB locations that name no file of the run's folder: kept as configured.
-SPECIAL_DUCKDB_LOCATIONS = (":memory:", ":pipeline:", ":external:")
-
-
-def duckdb_database(configured: str | None, local_dir: str | Path | None = None) -> str:
-    """The DuckDB file the sync loads into: `configured` (`destination.duckdb.credentials`, or its
-    `database` field) made absolute from `local_dir` (dlt's run folder, where `.dlt/` is read: the folder
-    the command runs from), `platform_sync.duckdb` there when nothing is configured.
-
-    dlt itself takes a relative path (and the default name) from the folder a working folder was *first*
-    used from (its state's `initial_cwd`). With the working folder in dlt's machine-wide `pipelines_dir`
-    (`working_folder.py`), a second checkout on the same machine would then load into the first one's
-    file, or fail on it once that checkout is deleted. Made absolute here, the file is the run's own,
-    and a working folder named for another warehouse is left to it (`make_pipeline`)."""
-    if configured in SPECIAL_DUCKDB_LOCATIONS or (configured or "").startswith("md:"):  # MotherDuck's
-        return str(configured)
-    path = Path(configured or f"{PIPELINE_NAME}.duckdb").expanduser()
-    if not path.is_absolute():
-        base = local_dir if local_dir is not None else dlt.current.run_context().local_dir
-        path = Path(os.path.abspath(base)) / path
-    return str(path)
-
-
 def _bounded_duckdb() -> Any:
-    """DuckDB into the run's own file (`duckdb_database`), with `DUCKDB_LOAD_SETTINGS` under whatever
-    `global_config` the user configured.
+    """DuckDB into the run folder's own file, with `DUCKDB_LOAD_SETTINGS` under whatever `global_config`
+    the user configured.
+
+    The file: the database configured as usual (`destination.duckdb.credentials`: a path or `duckdb:///`
+    string, or its fields, in config.toml, secrets.toml or the environment), else `platform_sync.duckdb`.
+    A relative path, and the default, are taken from dlt's run folder (where `.dlt/` is read: the folder
+    the command runs from), passed as the destination's `local_dir`. Without it dlt takes them from the
+    folder a working folder was *first* used from (its state's `initial_cwd`), and with the working
+    folder in dlt's machine-wide `pipelines_dir` (`working_folder.py`) a second checkout on the same
+    machine would load into the first one's file, or fail on it once that checkout is deleted. The
+    default is named after the sync's pipeline (`pipeline_name`), so an account's pipeline
+    (`pipelines/accounts/`) shares the file: dlt would name one after each.
 
     DuckDB keeps what it loads cached up to its memory limit, 80% of the machine's memory by default:
-    the sync's memory would grow with the data. The other credentials' fields come from config as usual
-    (`destination.duckdb.credentials`, in config.toml, secrets.toml or the environment). An account's
-    pipeline (`pipelines/accounts/`) shares the default pipeline's file: dlt would name one after each.
+    the sync's memory would grow with the data.
     """
     configured: Any = dlt.config.get("destination.duckdb.credentials")
-    # `credentials = "path/to/file.duckdb"` (or `duckdb:///...`) is the usual form; a table of fields
-    # resolves as usual, but for its `database`, made absolute the same way
-    if isinstance(configured, str):
-        credentials = DuckDbCredentials(configured)
-    else:
-        credentials = DuckDbCredentials()
-        if isinstance(configured, Mapping):
-            credentials.database = str(configured.get("database") or "")
-    credentials.database = duckdb_database(credentials.database or None)
+    # a string is parsed here (a credentials instance takes no string from config); fields resolve as usual
+    credentials = DuckDbCredentials(configured) if isinstance(configured, str) else DuckDbCredentials()
     settings: dict[str, Any] = (
         dlt.config.get("destination.duckdb.credentials.global_config", expected_type=dict) or {}
     )
@@ -201,7 +179,11 @@ def _bounded_duckdb() -> Any:
     # One load job at a time: DuckDB runs them in this process under one memory limit, where parallel
     # jobs only compete for it (and fail with out-of-memory errors that dlt then retries).
     return dlt.destinations.duckdb(
-        credentials=credentials, max_parallel_load_jobs=1, max_identifier_length=MAX_IDENTIFIER_LENGTH
+        credentials=credentials,
+        max_parallel_load_jobs=1,
+        max_identifier_length=MAX_IDENTIFIER_LENGTH,
+        local_dir=os.path.abspath(dlt.current.run_context().local_dir),
+        pipeline_name=PIPELINE_NAME,
     )
 
 

@@ -19,7 +19,7 @@ file's absolute path, a server's host, port and database, never a password), wri
 load; a warehouse that finds the folder named for another gets a folder of its own beside it,
 `<pipelines_dir>/platform_sync-<destination>-<dataset>-<8 hex digits of its place>`, and a line saying
 so. A folder that names no warehouse yet (new, or from a version before this) is the next sync's.
-The DuckDB file is the run folder's own (`platform_pipeline.duckdb_database`), so two checkouts on one
+The DuckDB file is the run folder's own (`platform_pipeline._bounded_duckdb`), so two checkouts on one
 machine are two places, and the second never continues (or loads into) the first one's.
 
 Upgrading from a version that kept the working folder in `./.dlt/pipelines` of the folder it ran from:

@@ -5,7 +5,10 @@ to it, never lost (issue 28)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dlt
@@ -16,13 +19,14 @@ from pipelines.sync.platform_pipeline import (
     DEFAULT_DESTINATION,
     DUCKDB_LOAD_SETTINGS,
     PIPELINE_NAME,
-    duckdb_database,
     make_pipeline,
     sync,
 )
 from pipelines.sync.working_folder import WAREHOUSE_FILE, pipelines_dir_for
 from sandbox.running import running_sandbox
 from tests.support.sync_helpers import query, source_options
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -214,46 +218,58 @@ def test_each_checkout_loads_its_own_default_file_even_once_the_first_is_deleted
         assert (third / "platform_sync.duckdb").is_file() and not first.exists()
 
 
+@pytest.mark.parametrize(
+    ("variable", "form", "name"),
+    [
+        ("DESTINATION__DUCKDB__CREDENTIALS", "data/wh.duckdb", "data/wh.duckdb"),
+        ("DESTINATION__DUCKDB__CREDENTIALS", "duckdb:///data/url.duckdb", "data/url.duckdb"),
+        ("DESTINATION__DUCKDB__CREDENTIALS__DATABASE", "data/field.duckdb", "data/field.duckdb"),
+    ],
+)
 def test_a_relative_duckdb_path_is_taken_from_the_folder_the_command_runs_from(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, form: str, name: str
 ) -> None:
-    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "machine-dlt"))
-    for form, name in (
-        ("data/wh.duckdb", "data/wh.duckdb"),
-        ("duckdb:///data/url.duckdb", "data/url.duckdb"),
-    ):
-        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", form)
-        for checkout in ("a", "b"):
-            (tmp_path / checkout / "data").mkdir(parents=True, exist_ok=True)
-            monkeypatch.chdir(tmp_path / checkout)
-            pipeline = make_pipeline()
-            pipeline.run([{"id": 1}], table_name="products").raise_on_failed_jobs()
-            assert pipeline.destination_client().config.credentials.database == str(
-                tmp_path / checkout / name
-            )
-            assert (tmp_path / checkout / name).is_file()
-    assert duckdb_database(":memory:") == ":memory:" and duckdb_database("md:db") == "md:db"
-    assert duckdb_database("/abs/x.duckdb", tmp_path) == "/abs/x.duckdb"
-    assert duckdb_database(None, tmp_path) == str(tmp_path / "platform_sync.duckdb")
-
-
-def test_an_accounts_pipeline_reads_the_duckdb_file_from_config_toml(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`credentials` in config.toml (not secrets.toml) names the file of every pipeline, an account's
-    included; its memory settings join the sync's."""
     monkeypatch.delenv("DESTINATION__DUCKDB__CREDENTIALS", raising=False)
     monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "machine-dlt"))
+    monkeypatch.setenv(variable, form)
+    for checkout in ("a", "b"):
+        (tmp_path / checkout / "data").mkdir(parents=True)
+        monkeypatch.chdir(tmp_path / checkout)
+        pipeline = make_pipeline()
+        pipeline.run([{"id": 1}], table_name="products").raise_on_failed_jobs()
+        assert pipeline.destination_client().config.credentials.database == str(tmp_path / checkout / name)
+        assert (tmp_path / checkout / name).is_file()
+
+
+# Run in a process of its own started in the project folder, as the command line is: dlt reads `.dlt/`
+# of the folder a process starts in.
+_SHOW_DUCKDB = """
+import json
+from pipelines.sync.platform_pipeline import make_pipeline
+shown = []
+for pipeline in (make_pipeline(), make_pipeline(pipeline_name="platform_sync__acme", dataset_name="acme")):
+    credentials = pipeline.destination_client().config.credentials
+    shown.append([credentials.database, credentials.global_config])
+print(json.dumps(shown))
+"""
+
+
+@pytest.mark.parametrize("where", ["config.toml", "secrets.toml"])
+def test_an_accounts_pipeline_reads_the_duckdb_file_and_settings_from_either_toml(
+    tmp_path: Path, where: str
+) -> None:
+    """The DuckDB file and memory settings in config.toml or secrets.toml reach every pipeline, an
+    account's included (`dlt.secrets.get` alone missed config.toml)."""
     (tmp_path / ".dlt").mkdir()
-    (tmp_path / ".dlt" / "config.toml").write_text(
+    (tmp_path / ".dlt" / where).write_text(
         '[destination.duckdb.credentials]\ndatabase = "data/shop.duckdb"\n'
         "[destination.duckdb.credentials.global_config]\nthreads = 1\n"
     )
-    monkeypatch.chdir(tmp_path)
-    for pipeline in (
-        make_pipeline(),
-        make_pipeline(pipeline_name="platform_sync__acme", dataset_name="acme"),
-    ):
-        credentials = pipeline.destination_client().config.credentials
-        assert credentials.database == str(tmp_path / "data" / "shop.duckdb")
-        assert credentials.global_config == {**DUCKDB_LOAD_SETTINGS, "threads": 1}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DESTINATION__")}
+    env.update(DLT_DATA_DIR=str(tmp_path / "machine-dlt"), PYTHONPATH=str(ROOT))
+    shown = subprocess.run(
+        [sys.executable, "-c", _SHOW_DUCKDB], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    expected = [str(tmp_path / "data" / "shop.duckdb"), {**DUCKDB_LOAD_SETTINGS, "threads": 1}]
+    assert json.loads(shown.stdout.splitlines()[-1]) == [expected, expected]
