@@ -17,6 +17,8 @@ from typing import Any
 
 import dlt
 
+from sources.platform.resources.store_sale_ids import SALE_ID_CHANNELS, ids_query
+
 logger = logging.getLogger("platform_sync.pipeline")
 
 COVERAGE_TABLE = "_platform_sales_coverage"
@@ -27,14 +29,7 @@ COVERAGE_COLUMNS: dict[str, Any] = {
     "retired": {"data_type": "bigint", "nullable": False},
     "checked_at": {"data_type": "timestamp", "timezone": True, "nullable": False},
 }
-# channel -> (table, column naming a sale id); `sale_ids` (configured) and `all` are added to these.
-CHANNELS: dict[str, tuple[str, str]] = {
-    "subscriptions": ("subscriptions", "first_invoice_id"),
-    "fiscal_documents": ("fiscal_documents", "sale__id"),
-    "event_attendees": ("event_attendees", "invoice_id"),
-    "order_bumps": ("sales", "order_bump__main_sale_id"),
-    "webhooks": ("webhook_events", "sale_id"),
-}
+CHANNELS = SALE_ID_CHANNELS  # `sale_ids` (configured) and `all` are added to these
 CONFIGURED, ALL = "sale_ids", "all"
 HOW_TO_COMPLETE = (
     "to find the others, run `platform-sync webhooks serve` and `webhooks load` (each paid sale is "
@@ -55,13 +50,13 @@ def sales_coverage(
         with pipeline.sql_client() as client:
             sources: dict[str, str] = {}  # channel -> a query of the distinct sale ids it names
             for channel, (table, column) in CHANNELS.items():
-                sources[channel] = _named_query(client, table, column)
+                sources[channel] = ids_query(client, table, column)
             ids = sorted({str(i) for i in configured if str(i)})
             values = ", ".join("('" + i.replace("'", "''") + "')" for i in ids)
             sources[CONFIGURED] = f"select distinct x from (values {values}) as v(x)" if ids else ""
             present = [query for query in sources.values() if query]
             sources[ALL] = " union ".join(present)
-            loaded = _named_query(client, "sales", "id") or "select cast(null as varchar) as x where false"
+            loaded = ids_query(client, "sales", "id") or "select cast(null as varchar) as x where false"
             return [
                 {"channel": channel, **_counted(client, query, loaded, retired_ids), "checked_at": checked_at}
                 for channel, query in sources.items()
@@ -69,18 +64,6 @@ def sales_coverage(
     except Exception as exc:  # counting must never turn a finished sync into a failure
         logger.warning("could not count the sales coverage (%s): it is not recorded this run", exc)
         return []
-
-
-def _named_query(client: Any, table: str, column: str) -> str:
-    """`select distinct <sale id as text>` of one channel, or "" when its table or column is not there."""
-    name = client.make_qualified_table_name(table)
-    query = f"select distinct cast({column} as varchar) as x from {name} where {column} is not null"
-    try:
-        client.execute_sql(f"select x from ({query}) as probe limit 0")  # binds the names, reads no rows
-    except Exception as exc:
-        logger.debug("no sale ids from %s.%s (%s)", table, column, exc)
-        return ""
-    return query
 
 
 def _counted(client: Any, query: str, loaded_ids: str, retired: set[str]) -> dict[str, int]:

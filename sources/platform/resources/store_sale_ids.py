@@ -29,6 +29,15 @@ logger = logging.getLogger("platform_sync.source")
 
 SALES_TABLE = "sales"
 WEBHOOK_TABLE = "webhook_events"  # pipelines/webhooks/loader.py writes it into the same dataset
+# The destination's columns that name a sale: channel -> (table, column). The configured `sale_ids` are
+# the one channel outside the warehouse (`pipelines/sync/coverage.py` counts them all).
+SALE_ID_CHANNELS: dict[str, tuple[str, str]] = {
+    "subscriptions": ("subscriptions", "first_invoice_id"),
+    "fiscal_documents": ("fiscal_documents", "sale__id"),
+    "event_attendees": ("event_attendees", "invoice_id"),
+    "order_bumps": (SALES_TABLE, "order_bump__main_sale_id"),
+    "webhooks": (WEBHOOK_TABLE, "sale_id"),
+}
 
 
 class SaleIdQueue:
@@ -188,6 +197,46 @@ def announced_sale_ids(after_load_id: str | None) -> tuple[list[str], str | None
     ids = list(dict.fromkeys(str(row[0]) for row in rows or []))
     newest = max((str(row[1]) for row in rows or []), default=None)
     return ids, newest
+
+
+def unloaded_sale_ids(rebuilding: bool) -> list[str]:
+    """The sale ids the destination's tables name (`SALE_ID_CHANNELS`) that `sales` does not hold, sorted:
+    the backlog whatever lost it (a dropped or emptied `sales` table, a restored backup, lost pending
+    ids). When `rebuilding` (this run's load replaces the tables: `sync --full-refresh`), the sales
+    loaded so far are named too, since the load drops them: every sale the warehouse held comes back."""
+    try:
+        pipeline = dlt.current.pipeline()
+        with pipeline.sql_client() as client:
+            named = [
+                query
+                for table, column in SALE_ID_CHANNELS.values()
+                if (query := ids_query(client, table, column))
+            ]
+            loaded = ids_query(client, SALES_TABLE, "id")
+            if rebuilding and loaded:
+                named.append(loaded)
+            if not named:
+                return []
+            union = " union ".join(named)
+            if loaded and not rebuilding:
+                union = f"({union}) except ({loaded})"
+            rows = client.execute_sql(f"select x from ({union}) as unloaded order by x")
+    except Exception as exc:  # no pipeline, a destination without SQL: the queue and pending ids only
+        logger.debug("no sale ids named in the destination (%s)", exc)
+        return []
+    return [str(row[0]) for row in rows or []]
+
+
+def ids_query(client: Any, table: str, column: str) -> str:
+    """`select distinct <the id as text> as x` of one table's column, or "" when it is not there."""
+    name = client.make_qualified_table_name(table)
+    query = f"select distinct cast({column} as varchar) as x from {name} where {column} is not null"
+    try:
+        client.execute_sql(f"select x from ({query}) as probe limit 0")  # binds the names, reads no rows
+    except Exception as exc:
+        logger.debug("no sale ids from %s.%s (%s)", table, column, exc)
+        return ""
+    return query
 
 
 def _loaded_sales() -> list[tuple[Any, ...]]:

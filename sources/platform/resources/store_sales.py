@@ -40,6 +40,7 @@ from sources.platform.resources.store_sale_ids import (
     drain,
     keep_pending_sale_ids,
     pending_sale_ids,
+    unloaded_sale_ids,
 )
 from sources.platform.resources.stream import Stream
 from sources.platform.retired import retired_ids
@@ -204,9 +205,15 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
     # The resources that discover sale ids and run in this extract: `take` ends once they all finished.
     ctx.sale_ids.expect(name for name in selected if name in ctx.streams and ctx.streams[name].sale_ids_at)
     state = dlt.current.resource_state()
-    ledger = SaleLedger.from_destination(
-        settings.sales_refresh_days, settings.sales_recheck_hours, time.time()
-    )
+    # A state that never read sales beside a loaded warehouse is a rebuild (`--full-refresh`, a
+    # `refresh` or `dlt pipeline drop` of `sales`): the load replaces the table, so nothing in it counts
+    # as known, and everything the warehouse named is asked for again (`unloaded_sale_ids`).
+    rebuilding = RUN_STARTED_KEY not in state
+    ledger = SaleLedger()
+    if not rebuilding:
+        ledger = SaleLedger.from_destination(
+            settings.sales_refresh_days, settings.sales_recheck_hours, time.time()
+        )
     # Sales that webhooks announced as changed come first, before the backlog (`store_sale_ids.py`).
     announced, announced_until = announced_sale_ids(state.get("webhooks_loaded_until"))
     if announced_until is not None:
@@ -215,6 +222,8 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         *announced,
         *pending_sale_ids(state),
         *(i for i in settings.sale_ids if i not in ledger.known),
+        # Named by the warehouse, not in `sales`: whatever lost them, they are the backlog too.
+        *unloaded_sale_ids(rebuilding),
     ]
     if missing := ctx.missing_scopes(stream):
         keep_pending_sale_ids(state, [*carried, *drain(ctx.sale_ids, ledger.known)])
