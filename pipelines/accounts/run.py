@@ -19,7 +19,6 @@ import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import dlt
@@ -35,7 +34,7 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 from pipelines.sync.accounts import DEFAULT_ACCOUNT, Account, account_pipeline, account_source_options
 from pipelines.sync.defaults import set_default
 from pipelines.sync.load_failure import failure_line, replace_from_staging
-from pipelines.sync.lock import LockHeld, destination_lock_path, hold, run_lock
+from pipelines.sync.lock import LockHeld, destination_hold, pipeline_hold, run_lock
 from pipelines.sync.messages import invalid_value_message, step_failure
 from pipelines.sync.platform_pipeline import (
     DEFAULT_DESTINATION,
@@ -222,10 +221,7 @@ def _locks(pipeline: dlt.Pipeline, command: str, hold_destination: bool) -> Iter
         with run_lock(pipeline, "write", command=command):
             yield
         return
-    folder = Path(pipeline.pipelines_dir)
-    with hold(
-        folder / f"{pipeline.pipeline_name}.lock", "write", f"the pipeline {pipeline.pipeline_name}", command
-    ):
+    with pipeline_hold(pipeline, "write", command):
         yield
 
 
@@ -234,5 +230,4 @@ def _shared_duckdb_lock(account: Account, destination: str, command: str) -> Any
     if destination != "duckdb":
         return None
     pipeline = account_pipeline(account, destination)
-    path, name = destination_lock_path(pipeline, Path(pipeline.pipelines_dir))
-    return hold(path, "write", name, command)
+    return destination_hold(pipeline, "write", command)

@@ -1,17 +1,22 @@
 """One writer at a time: run locks per pipeline and per destination.
 
-Two syncs of one pipeline folder jam it, and two pipeline folders writing one DuckDB file leave duplicate
-keys (issue 15). So every command that writes takes, before it extracts anything, a lock on the
-pipeline's working folder and one on the destination: a lock file next to the DuckDB file, or for a
-server destination a lock file in the pipelines folder keyed by destination, host, database and
-dataset. Readers (the dbt models, the dashboard) take the same locks shared: any number of readers, or
-one writer.
+Two syncs of one pipeline folder jam it, and two writers of one warehouse lose and duplicate rows (issues
+15 and 53). So every command that writes takes, before it extracts anything, a lock on the pipeline's
+working folder and one on the destination; readers (the dbt models, the dashboard) take the same locks
+shared: any number of readers, or one writer.
 
-A lock file holds the list of its holders as JSON (pid, host, since when, mode, command). It is changed
-only under a short `flock` of the file itself, and the `flock` is released at once: the lock is the
-recorded holder, not an open file descriptor, so a forked helper process that outlives a killed sync
-cannot keep it. A holder whose process is gone (same host, no such pid, or a pid reused by a later
-process) is stale and is dropped by the next run, with a warning.
+Two layers:
+- **What decides** (`held_locks.py`), held for the whole run: a `flock` of the lock file's companion
+  `<lock file>.held` (by name: any mount or container that sees the folder sees it), of the DuckDB file
+  itself where it exists (its inode: a hard link too), and on PostgreSQL an advisory lock keyed by the
+  dataset. The kernel (or the database) knows the holder whatever pid namespace it runs in, and lets go
+  when its process ends, however it ends.
+- **What names the holder**: the lock file holds the list of its holders as JSON (pid, host, since when,
+  mode, command), next to the DuckDB file, or for a server destination in the pipelines folder keyed by
+  destination, host, database and dataset. It is changed only under a short `flock` of the file itself.
+  A recorded holder on this host that conflicts with a lock just taken is gone (the kernel says so,
+  whatever its pid seems to say) and is dropped with a warning. A holder on another host is taken as
+  alive unless the held lock proves otherwise: its pid cannot be checked from here.
 
 Usage (`platform-sync models` and the dashboard):
 
@@ -32,14 +37,13 @@ import socket
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import dlt
 
+from pipelines.sync.held_locks import Mode, advisory_key, advisory_lock, inode_lock
+
 logger = logging.getLogger("platform_sync.lock")
-
-Mode = Literal["read", "write"]
-
 
 @dataclass(frozen=True)
 class Holder:
@@ -71,7 +75,10 @@ class LockHeld(Exception):
     def __init__(self, path: Path, what: str, holders: list[Holder]) -> None:
         self.path = path
         self.holders = holders
-        named = "; ".join(holder.describe() for holder in holders)
+        named = "; ".join(holder.describe() for holder in holders) or (
+            "a process this lock file does not name (it reaches the same warehouse by another path, "
+            "mount or container)"
+        )
         super().__init__(
             f"{what} is in use by another run: {named}. Lock file: {path}. Nothing was requested; run "
             "again when it has finished (a lock left by a run that was killed is taken over automatically)."
@@ -94,17 +101,51 @@ def run_lock(
 
     Yields a function that releases both locks at once (the command line's Ctrl-C handler calls it before
     the process ends); leaving the `with` after that releases nothing twice."""
-    folder = Path(lock_dir or pipeline.pipelines_dir)
-    pipeline_path = folder / f"{pipeline.pipeline_name}.lock"
-    destination_path, destination_name = destination_lock_path(pipeline, folder)
     with contextlib.ExitStack() as stack:
-        stack.enter_context(hold(pipeline_path, mode, f"the pipeline {pipeline.pipeline_name}", command))
-        stack.enter_context(hold(destination_path, mode, destination_name, command))
+        stack.enter_context(pipeline_hold(pipeline, mode, command, lock_dir))
+        stack.enter_context(destination_hold(pipeline, mode, command, lock_dir))
         yield stack.close
 
 
+def pipeline_hold(
+    pipeline: dlt.Pipeline, mode: Mode, command: str, lock_dir: Path | None = None
+) -> contextlib.AbstractContextManager[Holder]:
+    """The pipeline's lock: its lock file in the pipelines folder."""
+    path = Path(lock_dir or pipeline.pipelines_dir) / f"{pipeline.pipeline_name}.lock"
+    return hold(path, mode, f"the pipeline {pipeline.pipeline_name}", command)
+
+
+def destination_hold(
+    pipeline: dlt.Pipeline, mode: Mode, command: str, lock_dir: Path | None = None
+) -> contextlib.AbstractContextManager[Holder]:
+    """The destination's lock, decided also by the DuckDB file's inode or PostgreSQL's advisory lock."""
+    path, name = destination_lock_path(pipeline, lock_dir)
+    return hold(path, mode, name, command, _destination_guard(pipeline, mode))
+
+
+def _destination_guard(pipeline: dlt.Pipeline, mode: Mode) -> contextlib.AbstractContextManager[bool] | None:
+    database = _duckdb_file(pipeline)
+    if database is not None:
+        # A file not made yet has no other name (no link can be made to it): its companion decides.
+        return inode_lock(database, mode) if database.exists() else None
+    if pipeline.destination.destination_name == "postgres":
+        key = advisory_key(f"platform-sync|{pipeline.dataset_name}")
+        return advisory_lock(pipeline.sql_client(), key, mode)
+    return None
+
+
+def _duckdb_file(pipeline: dlt.Pipeline) -> Path | None:
+    if pipeline.destination.destination_name != "duckdb":
+        return None
+    credentials = getattr(pipeline.destination_client().config, "credentials", None)
+    database = getattr(credentials, "database", None)
+    if not isinstance(database, str) or database == ":memory:":
+        return None
+    return Path(database).resolve()
+
+
 def destination_lock_path(pipeline: dlt.Pipeline, lock_dir: Path | None = None) -> tuple[Path, str]:
-    """Where the destination's lock lives, and how to name the destination in messages (no secrets).
+    """Where the destination's lock file lives, and how to name the destination in messages (no secrets).
 
     Resolves the destination's configuration, so missing credentials raise dlt's
     `ConfigFieldMissingException` here, before anything is extracted."""
@@ -112,8 +153,7 @@ def destination_lock_path(pipeline: dlt.Pipeline, lock_dir: Path | None = None) 
     credentials = getattr(config, "credentials", None)
     database = getattr(credentials, "database", None)
     destination_type = pipeline.destination.destination_name
-    if destination_type == "duckdb" and isinstance(database, str) and database != ":memory:":
-        path = Path(database).resolve()
+    if (path := _duckdb_file(pipeline)) is not None:
         return path.with_name(path.name + ".lock"), f"the DuckDB file {path}"
     host = getattr(credentials, "host", None) or ""
     port = getattr(credentials, "port", None) or ""
@@ -126,8 +166,15 @@ def destination_lock_path(pipeline: dlt.Pipeline, lock_dir: Path | None = None) 
 
 
 @contextlib.contextmanager
-def hold(path: Path, mode: Mode, what: str, command: str = "platform-sync") -> Iterator[Holder]:
-    """Hold the lock file `path` as a reader or the writer while the `with` body runs."""
+def hold(
+    path: Path,
+    mode: Mode,
+    what: str,
+    command: str = "platform-sync",
+    guard: contextlib.AbstractContextManager[bool] | None = None,
+) -> Iterator[Holder]:
+    """Hold the lock file `path` as a reader or the writer while the `with` body runs: its companion's
+    `flock` and the `guard` (a held lock of `held_locks.py`) decide, the file names the holders."""
     me = Holder(
         pid=os.getpid(),
         host=socket.gethostname(),
@@ -136,11 +183,18 @@ def hold(path: Path, mode: Mode, what: str, command: str = "platform-sync") -> I
         command=command,
         started_ticks=_started_ticks(os.getpid()),
     )
-    _acquire(path, me, what)
-    try:
-        yield me
-    finally:
-        _release(path, me)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    companion = path.with_name(path.name + ".held")
+    companion.touch()
+    with contextlib.ExitStack() as stack:
+        for held in (inode_lock(companion, mode), guard):
+            if held is not None and not stack.enter_context(held):
+                raise LockHeld(path, what, _recorded_others(path, me))
+        _acquire(path, me, what)
+        try:
+            yield me
+        finally:
+            _release(path, me)
 
 
 def holders(path: Path) -> list[Holder]:
@@ -152,17 +206,31 @@ def holders(path: Path) -> list[Holder]:
 
 
 def _acquire(path: Path, me: Holder, what: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Record `me` in the lock file, once the held locks are taken: a conflicting holder recorded on this
+    host is gone (the kernel let this run in); one on another host is taken as alive."""
     with _locked(path) as handle:
         recorded = _read(handle)
-        alive = [holder for holder in recorded if holder.is_alive()]
+        here = socket.gethostname()
+        alive = [h for h in recorded if h.is_alive() and not (h.host == here and _conflicts(me, h))]
         for stale in recorded:
             if stale not in alive:
                 logger.warning("taking over %s, left by a run that is gone: %s", path, stale.describe())
-        conflicting = [h for h in alive if me.mode == "write" or h.mode == "write"]
+        conflicting = [h for h in alive if _conflicts(me, h)]
         if conflicting:
             raise LockHeld(path, what, conflicting)
         _write(handle, [*alive, me])
+
+
+def _conflicts(me: Holder, other: Holder) -> bool:
+    return me.mode == "write" or other.mode == "write"
+
+
+def _recorded_others(path: Path, me: Holder) -> list[Holder]:
+    """The holders the lock file names that conflict with `me` (alive or not: a held lock says one is)."""
+    if not path.exists():
+        return []
+    with _locked(path) as handle:
+        return [h for h in _read(handle) if _conflicts(me, h)]
 
 
 def _release(path: Path, me: Holder) -> None:

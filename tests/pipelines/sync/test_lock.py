@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -130,3 +131,102 @@ def holders_entry(pid: int) -> dict[str, object]:
     ticks = Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()[19]
     holder = Holder(pid, socket.gethostname(), "2026-01-01 00:00:00 UTC", "write", "test", int(ticks))
     return dict(holder.__dict__)
+
+
+def _first_writer(
+    sandbox, tmp_path: Path, folder: Path, database: Path, prefix: list[str]
+) -> subprocess.Popen:
+    """A sync in `folder` into `database`, busy for seconds on the paced sale details."""
+    folder.mkdir()
+    env = cli_env(tmp_path, source_options(sandbox, sandbox.token(), rate_limit_time_scale=SLOW), database)
+    return subprocess.Popen(
+        [*prefix, PLATFORM_SYNC, "sync", "--no-progress"],
+        env=in_folder(env, folder),
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_any_holder(lock_file: Path, timeout: float = 30) -> dict[str, object]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if lock_file.exists() and lock_file.read_text().strip():
+            entries = json.loads(lock_file.read_text())["holders"]
+            if entries:
+                return entries[0]
+        time.sleep(0.05)
+    raise AssertionError(f"{lock_file} never named a holder")
+
+
+def test_a_hard_link_to_the_warehouse_is_the_same_warehouse(tmp_path):
+    """Two names of one DuckDB file (a hard link; a bind mount is the same inode too): the second writer
+    is refused with exit status 2, though the two lock files beside the names know nothing of each other."""
+    database, alias = tmp_path / "warehouse.duckdb", tmp_path / "alias.duckdb"
+    import duckdb
+
+    duckdb.connect(str(database)).close()
+    os.link(database, alias)
+    with running_sandbox(seed=4, scale=200, time_scale=SLOW) as sandbox:
+        first = _first_writer(sandbox, tmp_path, tmp_path / "a", database, [])
+        try:
+            _wait_for_any_holder(database.with_name("warehouse.duckdb.lock"))
+            options = source_options(sandbox, sandbox.token(), rate_limit_time_scale=SLOW)
+            (tmp_path / "b").mkdir()
+            env = in_folder(cli_env(tmp_path, options, alias), tmp_path / "b")
+            second = run_cli(["sync", "--no-progress"], env, tmp_path / "b")
+            assert first.poll() is None, "the first run ended before the second was tried"
+            assert second.returncode == 2, second.stdout + second.stderr
+            assert f"the DuckDB file {alias} is in use by another run" in second.stderr
+            assert "another path, mount or container" in second.stderr
+            assert "Traceback" not in second.stderr and second.stdout == ""
+        finally:
+            out, err = first.communicate(timeout=300)
+        assert first.returncode == 0, out + err
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
+def test_writers_in_two_pid_namespaces_and_a_killed_one_taken_over(tmp_path):
+    """Two containers sharing a volume and a host name: each sees itself as pid 1. The second writer is
+    refused; once the first is killed, its record names pid 1 (alive here: init) and the kernel's lock
+    is free, so the next run takes over."""
+    database = tmp_path / "warehouse.duckdb"
+    namespace = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL"]
+    lock_file = database.with_name("warehouse.duckdb.lock")
+    with running_sandbox(seed=4, scale=200, time_scale=SLOW) as sandbox:
+        first = _first_writer(sandbox, tmp_path, tmp_path / "a", database, namespace)
+        try:
+            entry = _wait_for_any_holder(lock_file)
+            assert entry["pid"] == 1  # the sync is its namespace's first process
+            options = source_options(sandbox, sandbox.token(), rate_limit_time_scale=SLOW)
+            (tmp_path / "b").mkdir()
+            env = in_folder(cli_env(tmp_path, options, database), tmp_path / "b")
+            second = subprocess.run(
+                [*namespace, PLATFORM_SYNC, "sync", "--no-progress"],
+                env=env,
+                cwd=tmp_path / "b",
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert first.poll() is None, "the first run ended before the second was tried"
+            assert second.returncode == 2, second.stdout + second.stderr
+            assert f"the DuckDB file {database} is in use by another run" in second.stderr
+        finally:
+            first.kill()  # unshare, which kills its child, the namespace's init, and so all in it
+            first.communicate(timeout=60)
+        # The record still names the killed writer; the kernel lock decides, and it is free.
+        assert json.loads(lock_file.read_text())["holders"]
+        env = in_folder(cli_env(tmp_path, options, database), tmp_path / "a")
+        rerun = subprocess.run(
+            [*namespace, PLATFORM_SYNC, "sync", "--no-progress"],
+            env=env,
+            cwd=tmp_path / "a",
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert "taking over" in rerun.stderr
+    assert holders(lock_file) == []

@@ -456,3 +456,32 @@ def test_the_run_and_freshness_records_load_into_postgres(synced: Synced) -> Non
         "select count(*), count(distinct run_started_at) from records_check._platform_sync_runs",
     )
     assert runs == [(2 * len(result.freshness), 2)]
+
+
+def test_one_writer_per_postgres_dataset_whatever_the_pipelines_folder(postgres_env, tmp_path: Path) -> None:
+    """The advisory lock decides (issue 53): two pipelines folders (two machines, two containers) keep
+    lock files that know nothing of each other, and the second writer of one dataset is refused."""
+    from pipelines.sync.lock import LockHeld, run_lock
+
+    def pipeline(folder: str) -> dlt.Pipeline:
+        return dlt.pipeline(
+            pipeline_name="platform_sync",
+            destination="postgres",
+            dataset_name="locked_raw",
+            pipelines_dir=str(tmp_path / folder),
+        )
+
+    first, second = pipeline("a"), pipeline("b")
+    with run_lock(first, "write"):
+        with pytest.raises(LockHeld, match="the dataset locked_raw on postgres .* is in use by another run"):
+            with run_lock(second, "write"):
+                pass
+        with pytest.raises(LockHeld):
+            with run_lock(second, "read"):
+                pass
+    with run_lock(first, "read"), run_lock(second, "read"):  # readers share
+        with pytest.raises(LockHeld):
+            with run_lock(pipeline("c"), "write"):
+                pass
+    with run_lock(second, "write"):  # released: the next writer gets it
+        pass
