@@ -33,6 +33,7 @@ from pipelines.sync.working_folder import (
     claimed_by,
     folder_of_its_own,
     pipelines_dir_for,
+    set_aside_damaged_state,
     warehouse_place,
 )
 from sources.platform import RunReport, platform_source
@@ -108,6 +109,7 @@ def make_pipeline(
         "progress": releasing_memory(display),
     }
     target: Any = _bounded_duckdb() if destination == "duckdb" else destination
+    set_aside_damaged_state(Path(options["pipelines_dir"]), pipeline_name)
     pipeline = dlt.pipeline(
         pipeline_name=pipeline_name, destination=target, dataset_name=dataset_name, **options
     )
@@ -125,6 +127,7 @@ def make_pipeline(
         own / pipeline_name,
     )
     options["pipelines_dir"] = str(own)
+    set_aside_damaged_state(own, pipeline_name)
     return dlt.pipeline(pipeline_name=pipeline_name, destination=target, dataset_name=dataset_name, **options)
 
 

@@ -31,6 +31,7 @@ place is taken, another destination) is left where it is, with a warning naming 
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -48,6 +49,31 @@ LEGACY_PIPELINES_DIR = Path(".dlt") / "pipelines"
 # Set (to anything but empty) to leave `./.dlt/pipelines` alone: the test suite sets it, so that a test
 # run from a checkout never moves that checkout's own working folder into a temporary one.
 KEEP_LEGACY_ENV = "PLATFORM_SYNC_KEEP_LEGACY_FOLDER"
+
+
+def set_aside_damaged_state(pipelines_dir: Path, pipeline_name: str) -> Path | None:
+    """A working folder's `state.json` that does not read as a JSON object (emptied, or cut short by a
+    full disk) stops dlt on every run: it is moved beside the folder (`<name>.state.json.damaged-<UTC
+    time>`, kept for inspection) with one line, and dlt restores the state from the warehouse, where it
+    is committed with each load (issue 53). Returns where it went, None when the state was sound."""
+    state = pipelines_dir / pipeline_name / "state.json"
+    try:
+        if isinstance(json.loads(state.read_bytes()), dict):
+            return None
+    except FileNotFoundError:
+        return None
+    except (ValueError, UnicodeDecodeError):
+        pass
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = pipelines_dir / f"{pipeline_name}.state.json.damaged-{stamp}"
+    os.replace(state, aside)
+    logger.warning(
+        "the working folder's state %s was damaged (not a JSON object): set aside as %s; the state is "
+        "restored from the warehouse",
+        state,
+        aside,
+    )
+    return aside
 
 
 def dlt_pipelines_dir() -> Path:
