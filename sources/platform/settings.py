@@ -246,13 +246,14 @@ def int_ids(name: str, values: Sequence[Any] | None) -> tuple[int, ...]:
 
 
 def uuid_ids(name: str, values: Sequence[Any] | None) -> tuple[str, ...]:
-    """Ids the API writes as uuids (events): each one, as text."""
+    """Ids the API writes as uuids (events): each one in the canonical form the API writes (lower case,
+    hyphenated), whatever form it was given in (upper case, braces, `urn:uuid:`, no hyphens): the
+    requests and the joins with the API's own ids then match (issue 53)."""
     ids = []
     for position, value in enumerate(values or ()):
         text = value.strip() if isinstance(value, str) else ""
         try:
-            uuid.UUID(text)
-            ids.append(text)
+            ids.append(str(uuid.UUID(text)))
         except ValueError:
             ids.append("")
         if not ids[-1]:
