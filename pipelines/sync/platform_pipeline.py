@@ -27,6 +27,7 @@ from pipelines.sync.memory import bound_writer_buffers, releasing_memory
 from pipelines.sync.parallelism import parallel_normalize
 from pipelines.sync.privacy_guard import check_privacy
 from pipelines.sync.progress import SyncProgress
+from pipelines.sync.state_check import follow_the_warehouse
 from pipelines.sync.working_folder import (
     adopt_legacy_folder,
     claim,
@@ -212,6 +213,8 @@ def sync(
     display = pipeline.collector
     if isinstance(display, SyncProgress):
         display.watch(report)
+    if follow_the_warehouse(pipeline):  # the warehouse is behind the folder: its state, restored now
+        pipeline.sync_destination()
     # The source asks this pipeline's destination for the renewals due while it is built
     # (`store_renewals.py`), so it must be dlt's current pipeline then, not the last one created (the
     # runs table's).
