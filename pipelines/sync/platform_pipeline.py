@@ -24,6 +24,7 @@ from pipelines.sync.deletions import deletion_time, mark_deletions
 from pipelines.sync.load_failure import transactional_loads
 from pipelines.sync.load_memory import run_within_memory
 from pipelines.sync.memory import bound_writer_buffers, releasing_memory
+from pipelines.sync.orphans import remove_orphans
 from pipelines.sync.parallelism import parallel_normalize
 from pipelines.sync.privacy_guard import check_privacy
 from pipelines.sync.progress import SyncProgress
@@ -234,6 +235,7 @@ def sync(
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     load_info = run_within_memory(pipeline, source, **run_options)
     claim(pipeline, warehouse_place(pipeline))  # this folder's state is now this warehouse's
+    remove_orphans(pipeline)  # child rows a load killed half-way left, its package lost with the folder
     deleted = mark_deletions(pipeline, report, deletion_time(report))
     total = time.monotonic() - started
     _note_forgotten_again(report)
