@@ -35,6 +35,7 @@ from sandbox.faults import (
     FaultInjector,
     FaultSpec,
     close_connection,
+    loosen_envelope,
     poison_payload,
     render_poisoned,
 )
@@ -145,8 +146,12 @@ class Operation:
         return response
 
     def _render(self, payload: Any) -> Response:
-        """The answer's body; the opt-in `poison` and `malformed` faults (`sandbox/faults.py`) apply here."""
+        """The answer's body; the opt-in `poison`, `malformed` and `loose_envelope` faults
+        (`sandbox/faults.py`) apply here."""
         spec = self.state.faults.spec
+        if self.d.name in spec.loose_envelope and isinstance(payload, dict) and "pages" in payload:
+            self.state.stats.record_fault("loose_envelope")
+            payload = loosen_envelope(payload, self.d.path)
         if self.d.name in spec.malformed:
             self.state.stats.record_fault("malformed")
             return Response(MALFORMED_BODY, status_code=self.d.status, media_type="application/json")

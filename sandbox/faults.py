@@ -7,8 +7,11 @@ happens to it, so the same spec and the same request sequence give the same faul
 
 Two faults name what they hit instead of drawing it (they draw nothing, so adding them changes no other
 fault): `poison=KIND@ID+KIND@ID...` makes the record with that id (its `id`, or `document.id`) unreadable
-in every answer that carries it (`POISON_KINDS`), and `malformed=OPERATION+...` answers every request of
-those operations 200 with a body that is not JSON.
+in every answer that carries it (`POISON_KINDS`), `malformed=OPERATION+...` answers every request of
+those operations 200 with a body that is not JSON, and `loose_envelope=OPERATION+...` writes those paged
+lists' envelopes as a server we did not write might (`loosen_envelope`): numbers as text, a `nextPage`
+link, `pages` and `totalItems` left out of every even page, and one page more announced than there is
+(its answer is empty).
 Opt-in behaviours of a remote, shared, changing API (issue 27 and 26), off unless named:
 `latency_ms` (every API answer waits that long, as across the internet), `foreign_429` (a share of the
 API requests answered 429 as if another application of the account had spent the budget; drawn from a
@@ -56,6 +59,7 @@ class FaultSpec:
     seed: int = 0
     poison: tuple[tuple[str, str], ...] = ()  # (kind, record id)
     malformed: tuple[str, ...] = ()  # operation names
+    loose_envelope: tuple[str, ...] = ()  # operation names
     latency_ms: float = 0.0
     foreign_429: float = 0.0
     reorder: int = 0
@@ -88,7 +92,7 @@ class FaultSpec:
                 continue
             if f.name == "poison":
                 value = "+".join(f"{kind}@{ident}" for kind, ident in value)
-            elif f.name == "malformed":
+            elif f.name in ("malformed", "loose_envelope"):
                 value = "+".join(value)
             parts.append(f"{f.name}={value:g}" if isinstance(value, float) else f"{f.name}={value}")
         return ",".join(parts)
@@ -100,10 +104,10 @@ class FaultSpec:
 def _parse_value(key: str, raw: str) -> Any:
     if key == "poison":
         return _parse_poison(raw)
-    if key == "malformed":
+    if key in ("malformed", "loose_envelope"):
         names = tuple(name.strip() for name in raw.split("+"))
         if not all(names):
-            raise ValueError(f"fault malformed={raw!r} must name operations, joined by +")
+            raise ValueError(f"fault {key}={raw!r} must name operations, joined by +")
         return names
     try:
         if key in SHARE_KEYS:
@@ -270,3 +274,21 @@ async def close_connection(scope: MutableMapping[str, Any]) -> bool:
             break
         await asyncio.sleep(0)
     return True
+
+
+def loosen_envelope(payload: dict[str, Any], path: str) -> dict[str, Any]:
+    """A paged envelope as a looser server writes it (the `loose_envelope` fault): every number as text,
+    an unknown `nextPage` link, `pages` and `totalItems` left out of even pages, and `pages` one more than
+    there is, so that the walk's last request gets an empty page."""
+    page = int(payload["page"])
+    pages = int(payload["pages"]) + 1
+    loose: dict[str, Any] = {
+        "items": payload["items"],
+        "page": str(page),
+        "itemsPerPage": str(payload["itemsPerPage"]),
+        "nextPage": f"{path}?page={page + 1}" if page < pages else None,
+    }
+    if page % 2:
+        loose["pages"] = str(pages)
+        loose["totalItems"] = str(payload["totalItems"])
+    return loose

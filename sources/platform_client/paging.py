@@ -96,10 +96,16 @@ def unseen_items(items: list[dict[str, Any]], yielded: set[int]) -> list[dict[st
     return kept
 
 
+UNKNOWN = -1  # an envelope number the server left out or sent unusable (`parse_envelope`)
+
+
 def _as_count(value: object) -> int | None:
-    # JSON has only "number": 3.0 is a fine page count, 3.5 or true are not.
+    # JSON has only "number": 3.0 is a fine page count, 3.5 or true are not; "10" is read as the records'
+    # numbers are (a server that writes its numbers as text writes them so everywhere).
     if isinstance(value, bool):
         return None
+    if isinstance(value, str) and value.strip().isdecimal():
+        return int(value.strip())
     if isinstance(value, int):
         return value if value >= 0 else None
     if isinstance(value, float) and value.is_integer() and value >= 0:
@@ -108,7 +114,13 @@ def _as_count(value: object) -> int | None:
 
 
 def parse_envelope(data: object, *, operation: str, requested_page: int) -> Page:
-    """Validate a paged envelope; `MalformedResponseError` (naming operation and page) if it is not one."""
+    """Read a paged envelope; `MalformedResponseError` (naming operation and page) if it is not one.
+
+    Tolerant of its numbers as of the records' (docs/contracts.md part 1, "the envelope"): a number sent
+    as text ("10") is read; unknown keys (a `nextPage` link) are passed; a `page` missing or unusable is
+    the page asked for; `pages`, `totalItems` or `itemsPerPage` missing or unusable are `UNKNOWN`, and the
+    walk then goes on while pages come full (`PageWalk`); a `pages` smaller than `totalItems` needs is
+    raised to it. Only a body that is no object, or whose `items` is no list of objects, is malformed."""
 
     def malformed(problem: str) -> MalformedResponseError:
         return MalformedResponseError(
@@ -119,27 +131,28 @@ def parse_envelope(data: object, *, operation: str, requested_page: int) -> Page
 
     if not isinstance(data, dict):
         raise malformed(f"expected a JSON object, got {type(data).__name__}")
-    missing = [key for key in (*ENVELOPE_NUMBERS, "items") if key not in data]
-    if missing:
-        raise malformed(f"missing {', '.join(missing)}")
-    numbers: dict[str, int] = {}
-    for key in ENVELOPE_NUMBERS:
-        count = _as_count(data[key])
-        if count is None:
-            raise malformed(f"{key} is {data[key]!r}, not a non-negative whole number")
-        numbers[key] = count
+    if "items" not in data:
+        raise malformed("missing items")
     items = data["items"]
     if not isinstance(items, list):
         raise malformed(f"items is a {type(items).__name__}, not a list")
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise malformed(f"items[{index}] is a {type(item).__name__}, not an object")
+    numbers = {key: _as_count(data.get(key)) for key in ENVELOPE_NUMBERS}
+    number = numbers["page"]
+    pages, total, size = (
+        UNKNOWN if (count := numbers[key]) is None else count
+        for key in ("pages", "totalItems", "itemsPerPage")
+    )
+    if pages != UNKNOWN and total != UNKNOWN and size > 0 and -(-total // size) > pages:
+        pages = -(-total // size)
     return Page(
         items=items,
-        page=numbers["page"],
-        pages=numbers["pages"],
-        total_items=numbers["totalItems"],
-        items_per_page=numbers["itemsPerPage"],
+        page=requested_page if number is None else number,
+        pages=pages,
+        total_items=total,
+        items_per_page=size,
     )
 
 
@@ -161,6 +174,7 @@ class PageWalk:
         self._next: int | None = None
         self._probed_zero = False
         self._last_index: int | None = None  # the last page number the server announced
+        self._page_size: int | None = None  # the most records a page held, where no size was announced
 
     def _loop(self, problem: str) -> PagingLoopError:
         return PagingLoopError(
@@ -191,17 +205,35 @@ class PageWalk:
             self._last_page = page
         self._last_number = page.page
         if not page.record_count():
-            if not self._zero_based and page.page >= 1 and page.page == page.pages and page.total_items:
+            if not self._zero_based and page.page >= 1 and page.page == page.pages and page.total_items > 0:
                 # Page `pages` of a 1-based server is its last, never empty when it announces items: this
                 # server counts from 0, and our first request skipped its page 0.
                 self._probed_zero = True
                 self._next = 0
             return False
-        last = page.pages - 1 if self._zero_based else page.pages
+        last = self._last_page_number(page)
         self._last_index = last
-        if page.page < last:
+        if last is None or page.page < last:
             self._next = page.page + 1
         return True
+
+    def _last_page_number(self, page: PagedBody) -> int | None:
+        """The number of the list's last page as this envelope tells it, else as an earlier page of the
+        walk told it; None when none did (`pages` and `totalItems` unknown) and the page came full: the
+        walk asks for the next, and an empty or a short page ends it. A short page with nothing announced
+        is the last."""
+        pages = page.pages
+        if pages == UNKNOWN and page.total_items != UNKNOWN and page.items_per_page > 0:
+            pages = -(-page.total_items // page.items_per_page)
+        if pages == UNKNOWN and self._last_index is not None:
+            return self._last_index
+        if pages == UNKNOWN:
+            size = page.items_per_page if page.items_per_page > 0 else self._page_size
+            self._page_size = max(self._page_size or 0, page.record_count())
+            if size is not None and page.record_count() < size:
+                return page.page
+            return None
+        return pages - 1 if self._zero_based else pages
 
     def next(self) -> int | None:
         """The page number to ask for next, or None when the walk is over."""
@@ -212,8 +244,10 @@ class PageWalk:
     def upcoming(self, count: int) -> list[int]:
         """Up to `count` page numbers the walk expects to ask for from the current request on, as far as
         the last page the server announced; none during the page-0 probe or before a first answer."""
-        if self._probed_zero or self._last_index is None or self._next is None:
+        if self._probed_zero or self._next is None:
             return []
+        if self._last_index is None:  # nothing announced: the next page only
+            return [self._next]
         return list(range(self._next, min(self._last_index, self._next + count - 1) + 1))
 
     @property

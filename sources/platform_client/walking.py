@@ -42,7 +42,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from sources.platform_client.errors import ApiError, ListMovedError, PagingLoopError
-from sources.platform_client.paging import PagedBody, PageWalk
+from sources.platform_client.paging import UNKNOWN, PagedBody, PageWalk
 
 P = TypeVar("P", bound=PagedBody)
 
@@ -131,13 +131,15 @@ class MoveWatch:
         count = page.record_count()  # the rows a helper set apart beside its table count too
         keys = page.record_keys() if count else []
         self._keyed = self._keyed and keys is not None
-        if self._total is None:
+        if page.total_items == UNKNOWN:  # not announced on this page: nothing to hold it to
+            pass
+        elif self._total is None:
             self._total = page.total_items
         elif page.total_items < self._total or (page.total_items > self._total and not self._keyed):
             # Records added at the end move nothing; added before, they push one past a page boundary,
             # which comes twice and is caught below when the records carry keys.
             self._note(f"its total went from {self._total} to {page.total_items}")
-        if count:
+        if count and UNKNOWN not in (page.total_items, page.items_per_page):
             before = (page.page if zero_based else page.page - 1) * page.items_per_page
             expected = max(0, min(page.items_per_page, page.total_items - before))
             if count != expected and self.misfit is None:

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from sources.platform_client.errors import MalformedResponseError, PagingLoopError
-from sources.platform_client.paging import Page, parse_envelope
+from sources.platform_client.paging import UNKNOWN, Page, parse_envelope
 
 ITEMS = [{"id": i} for i in range(23)]
 
@@ -127,10 +127,7 @@ def test_page_zero_probe_refused_ends_the_walk_quietly(make_client, script, page
     ("body", "problem"),
     [
         ([], "expected a JSON object, got list"),
-        ({"page": 1, "pages": 1, "itemsPerPage": 10, "items": []}, "missing totalItems"),
-        ({"page": "1", "pages": 1, "itemsPerPage": 10, "totalItems": 0, "items": []}, "page is '1'"),
-        ({"page": 1, "pages": True, "itemsPerPage": 10, "totalItems": 0, "items": []}, "pages is True"),
-        ({"page": 1, "pages": 1, "itemsPerPage": -1, "totalItems": 0, "items": []}, "itemsPerPage is -1"),
+        ({"page": 1, "pages": 1, "itemsPerPage": 10, "totalItems": 0}, "missing items"),
         ({"page": 1, "pages": 1, "itemsPerPage": 10, "totalItems": 1, "items": {"id": 1}}, "items is a dict"),
         ({"page": 1, "pages": 1, "itemsPerPage": 10, "totalItems": 1, "items": [1]}, r"items\[0\] is a int"),
     ],
@@ -140,6 +137,74 @@ def test_parse_envelope_rejects(body, problem):
         MalformedResponseError, match=f"list_products: page 4 is not a paged envelope: {problem}"
     ):
         parse_envelope(body, operation="list_products", requested_page=4)
+
+
+@pytest.mark.parametrize(
+    ("body", "read"),
+    [
+        # issue 48: the envelope as tolerant as the records; what was refused before is read
+        (
+            {"page": "1", "pages": "2", "itemsPerPage": " 10 ", "totalItems": "11", "items": []},
+            (1, 2, 11, 10),
+        ),
+        ({"page": 1, "pages": 1, "itemsPerPage": 10, "items": []}, (1, 1, UNKNOWN, 10)),
+        ({"page": 1, "pages": True, "itemsPerPage": 10, "totalItems": 0, "items": []}, (1, UNKNOWN, 0, 10)),
+        ({"page": 1, "pages": 1, "itemsPerPage": -1, "totalItems": 0, "items": []}, (1, 1, 0, UNKNOWN)),
+        ({"items": [], "nextPage": "/store/v1/products?page=5"}, (4, UNKNOWN, UNKNOWN, UNKNOWN)),
+        ({"page": None, "pages": "x", "itemsPerPage": 2.5, "totalItems": {}, "items": []}, (4, -1, -1, -1)),
+        # a `pages` smaller than `totalItems` needs is raised to it
+        ({"page": 1, "pages": 1, "itemsPerPage": 10, "totalItems": 25, "items": []}, (1, 3, 25, 10)),
+    ],
+)
+def test_parse_envelope_reads_loose_numbers(body, read):
+    page = parse_envelope(body, operation="list_products", requested_page=4)
+    assert (page.page, page.pages, page.total_items, page.items_per_page) == read
+
+
+def _loose(items: list[dict], page: int, size: int, **announced: object) -> httpx.Response:
+    return httpx.Response(
+        200, json={"items": items, "page": str(page), "itemsPerPage": str(size), **announced}
+    )
+
+
+def test_a_list_that_announces_no_count_is_walked_while_its_pages_come_full(make_client, script):
+    client, api = make_client(
+        script(
+            _loose([{"id": 1}, {"id": 2}], 1, 2, nextPage="?page=2"),
+            _loose([{"id": 3}, {"id": 4}], 2, 2),
+            _loose([{"id": 5}], 3, 2),  # short: the last
+        ),
+        items_per_page=2,
+    )
+    assert flat(client.paginate("list_products")) == [{"id": i} for i in range(1, 6)]
+    assert [s.page for s in api.seen] == [1, 2, 3]
+
+
+def test_a_list_whose_pages_come_full_to_the_end_stops_at_an_empty_page(make_client, script):
+    client, api = make_client(
+        script(
+            _loose([{"id": 1}, {"id": 2}], 1, 2, pages="2", totalItems="4"),
+            _loose([{"id": 3}, {"id": 4}], 2, 2),  # pages and totalItems left out
+            _loose([], 3, 2),
+        ),
+        items_per_page=2,
+    )
+    # page 1 announced 2 pages: the walk ends there, without asking for a third
+    assert flat(client.paginate("list_products")) == [{"id": i} for i in range(1, 5)]
+    assert [s.page for s in api.seen] == [1, 2]
+
+
+def test_a_list_with_no_size_nor_count_ends_at_its_short_page(make_client, script):
+    client, api = make_client(
+        script(
+            httpx.Response(200, json={"items": [{"id": 1}, {"id": 2}]}),
+            httpx.Response(200, json={"items": [{"id": 3}, {"id": 4}]}),
+            httpx.Response(200, json={"items": []}),
+        ),
+        items_per_page=2,
+    )
+    assert flat(client.paginate("list_products")) == [{"id": i} for i in range(1, 5)]
+    assert [s.page for s in api.seen] == [1, 2, 3]
 
 
 def test_parse_envelope_accepts_whole_floats():

@@ -22,7 +22,7 @@ from sources.platform.records import RecordReader
 from sources.platform.resources import STREAMS
 from sources.platform.settings import decode_workers_or_default
 from sources.platform_client.errors import ConfigurationError, PagingLoopError
-from sources.platform_client.paging import Page, PageWalk
+from sources.platform_client.paging import UNKNOWN, Page, PageWalk
 from tests.sources.platform.models.test_models import RECORD_OF_TABLE, record
 
 LOAD_ID = "1763900000.123456"
@@ -48,7 +48,7 @@ def _items(stream_name: str, count: int = 3) -> list[dict[str, Any]]:
     return items
 
 
-def _body(items: list[Any], page: int = 4, pages: int = 9, **envelope: Any) -> bytes:
+def _body(items: list[Any], page: int = 4, pages: Any = 9, **envelope: Any) -> bytes:
     document = {"page": page, "pages": pages, "itemsPerPage": 100, "totalItems": 850, "items": items}
     document.update(envelope)
     return orjson.dumps(document)
@@ -222,11 +222,20 @@ def test_a_page_with_an_unkeyed_record_is_left_to_this_process() -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b'{"page": 4, "items": [', b"[]", _body([], pages="nine"), _body([{"id": 1}, 3])],
-    ids=["not JSON", "not an envelope", "a page count that is no number", "an item that is no object"],
+    [b'{"page": 4, "items": [', b"[]", b'{"page": 4, "pages": 9}', _body([{"id": 1}, 3])],
+    ids=["not JSON", "not an envelope", "no items", "an item that is no object"],
 )
 def test_a_malformed_page_is_left_to_this_process_which_names_the_problem(content: bytes) -> None:
     assert decode_page(_job("transfers", content)) is None
+
+
+def test_a_page_whose_counts_are_text_or_no_number_is_packed_with_them_unknown() -> None:
+    """Issue 48: the envelope read as tolerantly as the records (`paging.parse_envelope`)."""
+    items = _items("transfers")
+    page = decode_page(_job("transfers", _body(items, pages="nine", totalItems="850", itemsPerPage="100")))
+    assert page is not None and not isinstance(page, Page)
+    assert (page.pages, page.total_items, page.items_per_page) == (UNKNOWN, 850, 100)
+    assert page.items.num_rows == len(items)
 
 
 def test_a_list_with_child_tables_is_never_decoded_by_a_helper() -> None:
