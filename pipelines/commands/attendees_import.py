@@ -33,7 +33,7 @@ from typing import Any
 import dlt
 
 from pipelines.commands.attendee_rows import Row, mark_duplicates
-from pipelines.sync.companion import companion_pipeline
+from pipelines.sync.companion import companion_pipeline, run_companion
 from pipelines.sync.lock import hold, run_lock
 from pipelines.sync.platform_pipeline import make_pipeline
 from pipelines.sync.privacy_rewrite import check_companions, note_written, source_fallback
@@ -266,7 +266,7 @@ def load_results(rows: list[Row], event_id: str, ticket_id: str, destination: st
         resource = dlt.resource(
             records, name=IMPORT_TABLE, primary_key=("import_id", "line"), write_disposition="merge"
         )
-        pipeline.run(resource).raise_on_failed_jobs()
+        run_companion(pipeline, resource).raise_on_failed_jobs()
         note_written(pipeline, IMPORT_TABLE, settings, fallback)
     return import_id
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import dlt
 
-from pipelines.sync.companion import companion_pipeline
+from pipelines.sync.companion import companion_pipeline, run_companion
 from pipelines.sync.lock import run_lock
 from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
 from pipelines.sync.preflight import check_destination_config, check_destination_name
@@ -299,7 +299,7 @@ def _record(pipeline: dlt.Pipeline, person: Wanted, result: ForgetResult, ids: d
     resources = [dlt.resource([request], name=REQUESTS_TABLE, write_disposition="append")]
     if forgotten:
         resources.append(dlt.resource(forgotten, name=FORGOTTEN_TABLE, write_disposition="append"))
-    target.run(resources).raise_on_failed_jobs()
+    run_companion(target, resources).raise_on_failed_jobs()
 
 
 def add_forget_command(commands: Any) -> None:

@@ -30,3 +30,12 @@ def companion_pipeline(name: str, sync_pipeline: dlt.Pipeline) -> dlt.Pipeline:
         dataset_name=sync_pipeline.dataset_name,
         pipelines_dir=sync_pipeline.pipelines_dir,
     )
+
+
+def run_companion(companion: dlt.Pipeline, data: Any, **run_options: Any) -> Any:
+    """`companion.run(data)`, once what a killed earlier run left in its working folder is loaded: with a
+    package pending, dlt's `run` loads it and returns without extracting `data` (issue 53: the run after
+    a kill lost its own run record)."""
+    if companion.has_pending_data:
+        companion.run()
+    return companion.run(data, **run_options)

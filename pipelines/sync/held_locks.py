@@ -79,7 +79,14 @@ def advisory_lock(sql_client: Any, key: int, mode: Mode) -> Iterator[bool]:
     held for the body of the `with`; yields False at once when another session holds a conflicting one.
     Ending the connection (or the process) releases it."""
     shared = "" if mode == "write" else "_shared"
-    with sql_client as client:
+    try:
+        client = sql_client.__enter__()
+    except Exception as exc:  # the server cannot be reached: the command's own connection says so, in one
+        # line, before anything is written; nothing to hold until then
+        logger.debug("no advisory lock taken, the server did not answer (%s)", exc)
+        yield True
+        return
+    try:
         rows = client.execute_sql(f"select pg_try_advisory_lock{shared}(%s)", key)
         got = bool(rows and rows[0][0])
         try:
@@ -88,3 +95,6 @@ def advisory_lock(sql_client: Any, key: int, mode: Mode) -> Iterator[bool]:
             if got:
                 with contextlib.suppress(Exception):  # the connection may be gone: the lock with it
                     client.execute_sql(f"select pg_advisory_unlock{shared}(%s)", key)
+    finally:
+        with contextlib.suppress(Exception):
+            sql_client.__exit__(None, None, None)

@@ -28,7 +28,7 @@ from typing import Any
 
 import dlt
 
-from pipelines.sync.companion import companion_pipeline
+from pipelines.sync.companion import companion_pipeline, run_companion
 from pipelines.sync.coverage import COVERAGE_COLUMNS, COVERAGE_TABLE
 from pipelines.sync.platform_pipeline import SyncResult
 from sources.platform.freshness import FRESHNESS_COLUMNS, FRESHNESS_TABLE
@@ -132,7 +132,7 @@ def record_run(
                 )
             )
     try:
-        runs.run(resources, schema=dlt.Schema(RUNS_PIPELINE))
+        run_companion(runs, resources, schema=dlt.Schema(RUNS_PIPELINE))
     except Exception as exc:  # the outcome table must never turn a finished sync into a crash
         logger.warning("could not record the run's outcomes in %s: %s", RUNS_TABLE, exc)
         return False
