@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +12,12 @@ import dlt
 
 from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION
 from pipelines.sync.preflight import check_destination_name
-from pipelines.webhooks.store import DEFAULT_STORE
+from pipelines.sync.verdict import EXIT_OK, EXIT_PARTIAL
+from pipelines.webhooks.store import DEFAULT_STORE, SetAside
 from sources.platform_client.errors import ConfigurationError
 
 SECRET_KEY = "sources.platform.webhook_secret"  # noqa: S105 - the config key, not a secret
+SHOWN = 3  # deliveries named in the line that says some were set aside
 
 
 def add_commands(commands: Any) -> None:
@@ -66,6 +70,7 @@ def run_serve(options: argparse.Namespace) -> int:
 
 
 def run_load(options: argparse.Namespace) -> int:
+    """Exit 0 when every new delivery loaded, 3 (partial) when some were set aside, said in one line."""
     from pipelines.webhooks.loader import WEBHOOK_TABLE, load_deliveries
 
     check_destination_name(options.destination)
@@ -73,6 +78,25 @@ def run_load(options: argparse.Namespace) -> int:
     if result.loaded:
         table = f"{options.dataset}.{WEBHOOK_TABLE}"
         print(f"loaded {result.loaded} deliveries into {table} (load {result.load_id})")
+        if result.replaced:
+            print(f"{_deliveries(result.replaced)} loaded with U+FFFD in place of a lone surrogate")
     else:
         print("no new deliveries to load")
-    return 0
+    if not result.set_aside:
+        return EXIT_OK
+    print(set_aside_line(result.set_aside, options.store), file=sys.stderr)
+    return EXIT_PARTIAL
+
+
+def set_aside_line(aside: Sequence[SetAside], store: Path) -> str:
+    """One line: how many deliveries were set aside, the first few with their reasons, where they are."""
+    shown = "; ".join(f"{delivery.id}: {delivery.reason}" for delivery in aside[:SHOWN])
+    more = f"; and {len(aside) - SHOWN} more" if len(aside) > SHOWN else ""
+    return (
+        f"{_deliveries(len(aside))} set aside, not loaded and not retried ({shown}{more}); the others "
+        f"loaded. Kept in {store} (table deliveries, column set_aside)"
+    )
+
+
+def _deliveries(count: int) -> str:
+    return f"{count} {'delivery' if count == 1 else 'deliveries'}"

@@ -1,10 +1,13 @@
 """`platform-sync webhooks serve`: the HTTP receiver of the platform's webhook deliveries.
 
-For each POST: the `x-signature` header must be the hex HMAC-SHA256 of the raw body under the webhook
-secret (else 401, before the body is even parsed), the body must be a delivery envelope (else 400), and
-the delivery is committed to the store before the 200 (`store.py`). A delivery id already stored is
-answered 200 again without a second row, so the platform's retries stop. A `ping` is stored and answered
-like any delivery, with `{"pong": true}`. Nothing about the secret or the signature is ever logged.
+For each POST: the body may hold at most `MAX_BODY` bytes (else 413, said as soon as the declared
+Content-Length or the bytes read pass it: the rest is never read, the connection closed), the
+`x-signature` header must be the hex HMAC-SHA256 of the raw body under the webhook secret (else 401,
+before the body is even parsed), the body must be a delivery envelope in UTF-8 JSON (else 400:
+`decoding.py`), and the delivery is committed to the store before the 200 (`store.py`). A delivery id
+already stored is answered 200 again without a second row, so the platform's retries stop. A `ping` is
+stored and answered like any delivery, with `{"pong": true}`. Nothing about the secret or the signature
+is ever logged.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pipelines.webhooks.store import DeliveryStore, MalformedDelivery, parse_del
 logger = logging.getLogger("platform_sync.webhooks")
 
 MAX_BODY = 1_000_000  # bytes; a delivery is a small JSON envelope
+BACKLOG = 2048  # uvicorn's own default
 
 
 def signature_matches(body: bytes, header: str | None, secret: str) -> bool:
@@ -44,9 +48,11 @@ def create_receiver(store: DeliveryStore, secret: str) -> Starlette:
         raise ValueError("the webhook secret is empty")
 
     async def receive(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_BODY:
-            return _error(413, "body too large")
+        try:
+            body = await read_body(request, MAX_BODY)
+        except BodyTooLarge:
+            # the rest of the body is never read: the connection is closed after the answer
+            return _error(413, "body too large", headers={"connection": "close"})
         if not signature_matches(body, request.headers.get("x-signature"), secret):
             return _error(401, "missing or wrong x-signature")
         try:
@@ -72,8 +78,26 @@ def create_receiver(store: DeliveryStore, secret: str) -> Starlette:
     )
 
 
-def _error(status: int, message: str) -> Response:
-    return JSONResponse({"status": status, "message": message}, status_code=status)
+class BodyTooLarge(ValueError):
+    """A body over the limit, declared (Content-Length) or read so far."""
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, read only while it stays within `limit` bytes: BodyTooLarge as soon as a Content-Length
+    over the limit is declared (nothing read) or the bytes read pass it (the rest left unread)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(declared)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BodyTooLarge(len(body))
+    return bytes(body)
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"status": status, "message": message}, status_code=status, headers=headers)
 
 
 def serve(
@@ -83,6 +107,7 @@ def serve(
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(BACKLOG)  # before the line that says so: a delivery sent on seeing it is not refused
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://[{bound_host}]:{bound_port}" if ":" in bound_host else f"http://{bound_host}:{bound_port}"
     config = uvicorn.Config(
