@@ -30,6 +30,7 @@ from dlt.common.configuration.exceptions import (
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.cli.accounts import add_account_options, run_accounts_sync, wants_accounts
+from pipelines.cli.exit_guard import run_then_end
 from pipelines.cli.extras import require_extra
 from pipelines.cli.interrupt import (
     EXIT_STATUS,
@@ -46,6 +47,7 @@ from pipelines.commands.write_commands import add_write_commands
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
 from pipelines.sync.lock import LockHeld, run_lock
 from pipelines.sync.messages import invalid_value_message, step_failure
+from pipelines.sync.out_of_memory import out_of_memory_line, ran_out_of_memory
 from pipelines.sync.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
@@ -83,6 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(options.verbose, options.log_format)
     quiet_dlt_logs(options.verbose)
     apply_process_settings()  # allocator and fork settings: this process is ours (never on import)
+    # once it has said how it ended, the process ends, threads left or not (the process's own command only)
+    return run_then_end(lambda: _run_command(options), own_process=argv is None)
+
+
+def _run_command(options: argparse.Namespace) -> int:
+    """The command's exit status; each failure said in one line on stderr."""
     try:
         return int(options.run(options))
     except (ConfigurationError, ConfigFieldMissingException) as exc:
@@ -112,6 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except PlatformError as exc:
         say(f"error: {exc}", event="exit")
+        return EXIT_FAILED
+    except (MemoryError, RuntimeError, OSError) as exc:  # out of memory outside dlt's steps
+        if not ran_out_of_memory(exc):
+            raise
+        say(out_of_memory_line(f"{options.command} failed", "the warehouse keeps what it held"), event="exit")
         return EXIT_FAILED
     except KeyboardInterrupt:  # Ctrl-C outside a sync's extract, normalize and load (or in another command)
         say("interrupted", level="warning", event="interrupted")

@@ -24,21 +24,26 @@ import dlt
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.sync.defaults import set_value
+from pipelines.sync.out_of_memory import out_of_memory_line, ran_out_of_memory
 
 REPLACE_STRATEGY_KEY = "destination.replace_strategy"
 _FILE = re.compile(r'(?:Could not write file|write to file|IO Error[^"]*?) "([^"]+)"')
+_POOL_NOT_JOINED = "Shutdown of dlt thread pool"  # dlt's pool_runner, when threads of its pool did not end
 _NO_SPACE = ("No space left on device", "Disk quota exceeded", "could not write all bytes")
-_NO_MEMORY = ("Out of Memory", "OutOfMemory", "out of memory", "Cannot allocate memory")
 
 
 class OneLineDltLogs(logging.Filter):
     """dlt's own log lines, as the command line shows them without --verbose: no traceback (dlt writes
     one, several KB, for every retry of every failing load job, which buried the real error), each
     message its first line, and none of the load step's job retries: how a load ends is said once, by
-    the command (`failure_line`)."""
+    the command (`failure_line`). Nor dlt's error that a thread of its pool did not end after a failed
+    extract ("this process ... will lock indefinitely"): the command ends anyway (`pipelines/cli/
+    exit_guard.py`), and says once why the step failed."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.module == "load" and record.levelno < logging.CRITICAL:
+            return False
+        if record.module == "pool_runner" and str(record.msg).startswith(_POOL_NOT_JOINED):
             return False
         record.exc_info, record.exc_text, record.stack_info = None, None, None
         message = record.getMessage()
@@ -91,12 +96,8 @@ def failure_line(exc: PipelineStepFailed) -> str:
             f"sync failed in the {step} step: no space left on the disk of {where}; free space there "
             f"and run again: {keep}"
         )
-    if any(isinstance(cause, MemoryError) for cause in causes) or any(m in text for m in _NO_MEMORY):
-        return (
-            f"sync failed in the {step} step: out of memory; give the sync more memory (or a lower DuckDB "
-            "memory_limit in destination.duckdb.credentials.global_config), or sync fewer resources at "
-            f"once (--resources), and run again: {keep}"
-        )
+    if ran_out_of_memory(exc):  # MemoryError, a thread that cannot start, DuckDB's words: out_of_memory.py
+        return out_of_memory_line(f"sync failed in the {step} step", keep)
     first = str(exc.exception).strip().splitlines()
     return f"sync failed in the {step} step: {first[0] if first else type(exc.exception).__name__}"
 
