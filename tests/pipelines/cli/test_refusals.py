@@ -16,7 +16,7 @@ from tests.support.cli import run_cli
 # The run locks (pipelines/sync/lock.py: the working folder's, the DuckDB file's) are coordination files, not
 # state: a command refused after taking them leaves them with no holder (`{"holders": []}`), as any
 # finished command does.
-LOCK_SUFFIX = ".lock"
+LOCK_SUFFIXES = (".lock", ".held")  # a lock file and its companion (pipelines/sync/lock.py)
 
 
 def snapshot(*folders: Path) -> dict[str, bytes]:
@@ -25,7 +25,7 @@ def snapshot(*folders: Path) -> dict[str, bytes]:
         str(path): path.read_bytes()
         for folder in folders
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and path.suffix != LOCK_SUFFIX
+        if path.is_file() and path.suffix not in LOCK_SUFFIXES
     }
 
 
