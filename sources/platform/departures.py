@@ -64,6 +64,7 @@ class DepartureLog:
         self._lock = threading.Lock()
         self._tallies: dict[tuple[str, str, str], _Tally] = {}
         self._quarantined: list[Quarantined] = []
+        self._quarantined_once: set[Quarantined] = set()
         self._emitted: set[str] = set()
 
     def record(self, resource: str, record_id: Any, departures: Sequence[Departure]) -> None:
@@ -80,7 +81,7 @@ class DepartureLog:
                     continue
                 if departure.kind == "unlisted_value":
                     tally.value_records.setdefault(_as_text(departure.value), set()).add(ident or "")
-                elif departure.kind in ("unconvertible", "unloadable_name"):
+                elif departure.kind in ("unconvertible", "unloadable_name", "mended"):
                     tally.originals.append((ident, _as_text(departure.value)))
 
     def quarantine(
@@ -92,8 +93,10 @@ class DepartureLog:
         reason = f"{reason} (raw_json: {changed})" if changed else reason
         ident = None if record_id is None else valid_text(str(record_id))
         item = Quarantined(resource, reason, ident, redact(text))
-        with self._lock:
-            self._quarantined.append(item)
+        with self._lock:  # one row per record, however often a list walked again brings it back
+            if item not in self._quarantined_once:
+                self._quarantined_once.add(item)
+                self._quarantined.append(item)
 
     def quarantined(self, resource: str | None = None) -> list[Quarantined]:
         with self._lock:
@@ -168,6 +171,10 @@ def _line(resource: str, path: str, kind: str, tally: _Tally) -> str:
         "unloadable_name": (
             "is a field whose name makes no column of its own (empty, or the column of another field): "
             f"left out, its values in {DEPARTURES_TABLE}"
+        ),
+        "mended": (
+            "could not be loaded as sent (an invalid code point, nesting too deep, an integer beyond 64 "
+            f"bits): replaced, the record loaded; what was replaced in {DEPARTURES_TABLE}"
         ),
         FUTURE_KIND: "was later than the API's clock (loaded; the cursor did not move to it)",
     }[kind]

@@ -16,7 +16,10 @@ from sources.platform.fastpath.columnar import column_name
 from sources.platform.models import Departure, RecordValidationError, parse_record
 from sources.platform.models.hints import unwrap_optional
 from sources.platform.models.parse import Problem
-from sources.platform.unreadable import unreadable
+from sources.platform.models.tolerant import PERSONAL_KEYS
+from sources.platform.unreadable import Mended, mend, unreadable
+
+MENDED = "mended"  # a departure kind: a value that could not be loaded as sent, replaced (`mend`)
 
 
 class RecordShape(Protocol):
@@ -66,20 +69,21 @@ class RecordReader:
         null, a date-only timestamp...: such a row is loaded but must not move an incremental cursor).
 
         A record that departs from the spec loads and its departures go to `log`; with `strict` it
-        raises `RecordValidationError` instead. A record that cannot be keyed (not an object, no usable
-        key) or cannot be loaded at all (`unreadable.py`: a lone surrogate, nesting too deep, an integer
-        beyond 64 bits) goes to the quarantine (with `strict`: raises)."""
+        raises `RecordValidationError` instead. A value that cannot be loaded as sent (`unreadable.py`: a
+        lone surrogate, nesting too deep, an integer beyond 64 bits) is replaced (`unreadable.mend`) and
+        the record loads, the replacement recorded as a departure (`mended`); with `strict` it raises.
+        Only a record that cannot be keyed (not an object, no usable key) goes to the quarantine."""
         out = []
         cursor_path = ".".join(cursor) if cursor else None
         paths = key_paths(stream)
         for item in items:
-            if (problem := unreadable(item)) is not None:
-                record_id = _record_key(paths, item)[0]
-                if self.strict:
-                    raise RecordValidationError(stream.name, record_id, [Problem("(record)", None, problem)])
-                self.log.quarantine(stream.name, problem, record_id, item, self.redact)
-                continue
             departures: list[Departure] = []
+            if (problem := unreadable(item)) is not None:  # a bad value costs that value (`mend`)
+                if self.strict:
+                    record_id = _record_key(paths, item)[0]
+                    raise RecordValidationError(stream.name, record_id, [Problem("(record)", None, problem)])
+                item, mended = mend(item)
+                departures += [Departure(m.path, MENDED, _kept_original(m)) for m in mended]
             try:
                 row = parse_record(
                     stream.model, item, strict=self.strict, resource=stream.name, departures=departures
@@ -103,6 +107,14 @@ class RecordReader:
                 row.update(extra)
             out.append((row, cursor_path is not None and any(d.path == cursor_path for d in departures)))
         return out
+
+
+def _kept_original(mended: Mended) -> str | None:
+    """What the departures table keeps of a replaced value: why, and its original where it can be kept
+    (never a personal free text: `models.PERSONAL_KEYS`)."""
+    key = mended.path.rsplit(".", 1)[-1].removesuffix("[]")
+    original = None if key in PERSONAL_KEYS else mended.original
+    return mended.reason if original is None else f"{mended.reason}: {original}"
 
 
 def set_aside_clashing_names(

@@ -47,6 +47,7 @@ KINDS = (
     "unconvertible",
     "malformed",
     "unloadable_name",  # records.py: a field whose name is no column of its own (empty, or another's)
+    "mended",  # records.py: a value that could not be loaded as sent, replaced (`unreadable.mend`)
 )
 
 # Free-text personal fields: a departure there records its kind only, never the value.
@@ -97,15 +98,22 @@ def _text(value: Any) -> tuple[Any, bool]:
     raise _Unconvertible
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _integer(value: Any) -> tuple[Any, bool]:
     if type(value) is int:
         return value, False
+    converted: int | None = None
     if type(value) is float and value.is_integer():
-        return int(value), True
-    if type(value) is str:
+        converted = int(value)
+    elif type(value) is str:
         number = _decimal_text(value)
         if number == number.to_integral_value():
-            return int(number), True
+            converted = int(number)
+    # a whole number that is no 64-bit integer (`-3.4e38`, "1e30") cannot load as one
+    if converted is not None and _INT64[0] <= converted <= _INT64[1]:
+        return converted, True
     raise _Unconvertible
 
 

@@ -1,7 +1,8 @@
-"""Hostile pages (issue 26): whatever one record holds (a lone surrogate, nesting too deep, huge strings and
-numbers, odd keys), it is a row or quarantined, never the end of its page; both roads a page takes agree
-(this process: `decode_json` and `RecordReader`; the helpers: `page_decoding.decode_page`, which leaves
-the page to this process rather than decide); and what comes out loads into DuckDB through dlt."""
+"""Hostile pages (issue 26, issue 48): whatever one record holds (a lone surrogate, nesting too deep, huge
+strings and numbers, odd keys), it is a row, its bad values replaced (`unreadable.mend`, a `mended`
+departure), never the end of its page; both roads a page takes agree (this process: `decode_json` and
+`RecordReader`; the helpers: `page_decoding.decode_page`, which leaves the page to this process rather
+than decide); and what comes out loads into DuckDB through dlt."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from pipelines.sync.platform_pipeline import MAX_IDENTIFIER_LENGTH
 from sandbox.faults import DEEP_LEVELS, POISON_KINDS, poison_payload, render_poisoned
 from sources.platform.departures import DepartureLog
 from sources.platform.fastpath.offload import PageDecoder
-from sources.platform.fastpath.page_decoding import PageJob, decode_page
+from sources.platform.fastpath.page_decoding import DecodedPage, PageJob, decode_page
 from sources.platform.models import RecordValidationError
-from sources.platform.records import RecordReader
+from sources.platform.records import MENDED, RecordReader
 from sources.platform.resources import STREAMS
+from sources.platform.unreadable import MENDED_DEPTH, unreadable
 from sources.platform_client.errors import MalformedResponseError
 from sources.platform_client.outcomes import decode_json
 from sources.platform_client.paging import parse_envelope
@@ -94,7 +96,8 @@ _hostile = st.dictionaries(_keys, _values, min_size=1, max_size=4)
 @example(changes=[{"note": "\ud83d"}, {"deep": _nested(254)}, {"n": 2**70}])
 @example(changes=[{"k" * 300: [{"a": 1}]}])  # a child table named past the file system's 255 bytes
 @example(changes=[{"x": [None, [None, {"__": 0.5, "": 1}]]}])  # names that make no column, a list down
-def test_every_record_of_a_hostile_page_is_a_row_or_quarantined_and_the_rows_load(
+@example(changes=[{"x": [{"value": 1}]}, {"x": [{"value": 1e30}], "n": "\ud83d"}])  # dlt made 1e30 a bigint
+def test_every_record_of_a_hostile_page_is_a_row_and_the_rows_load(
     changes: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     items = _transfers(len(changes) + 1)  # the last one stays clean
@@ -104,20 +107,15 @@ def test_every_record_of_a_hostile_page_is_a_row_or_quarantined_and_the_rows_loa
 
     rows, log, count = _read_here(body)
 
-    quarantined = log.quarantined("transfers")
     assert count == len(items)
-    assert sorted([row["id"] for row in rows] + [q.record_id for q in quarantined]) == sorted(
-        item["id"] for item in items
-    )
-    assert rows[-1]["id"] == items[-1]["id"]  # the clean record
-    for q in quarantined:
-        json.loads(q.raw_json)  # storable: valid JSON in valid UTF-8 (or cut, and said so)
-        q.raw_json.encode("utf-8")
-        assert q.reason
+    assert log.quarantined("transfers") == []  # every record is keyed: none is set aside
+    assert [row["id"] for row in rows] == [item["id"] for item in items]
+    mended = {d["example_record_id"] for d in log.departure_rows("transfers") if d["kind"] == MENDED}
+    # a replaced value is a departure of its record (and the rows load: below)
+    assert bool(mended) == any(unreadable(item) is not None for item in items)
     # The helpers' road never decides otherwise: it packs only what this process would, else leaves it.
     helper = decode_page(PageJob(STREAM, 4, body, None, LOAD_ID, True))
-    if helper is not None:
-        assert quarantined == []
+    if helper is not None:  # it mends as this process does (the same `RecordReader`)
         packed = helper.items.num_rows if hasattr(helper.items, "num_rows") else len(helper.items)
         leftover = getattr(helper, "leftover", []) + getattr(helper, "cursor_departed", [])
         assert packed + len(leftover) == len(rows)
@@ -140,9 +138,9 @@ def test_every_record_of_a_hostile_page_is_a_row_or_quarantined_and_the_rows_loa
 
 
 @pytest.mark.parametrize("kind", POISON_KINDS)
-def test_a_poisoned_record_is_quarantined_on_both_roads(kind: str) -> None:
+def test_a_poisoned_record_loads_with_its_bad_value_replaced_on_both_roads(kind: str) -> None:
     """The sandbox's poison (`poison=KIND@ID`) in the middle of a page: a helper leaves the page to this
-    process (unless the record still packs, as a huge string does), which quarantines that record only."""
+    process (unless the record still packs, as a huge string does), which replaces that one value."""
     page = {"page": 4, "pages": 9, "itemsPerPage": 100, "totalItems": 850, "items": _transfers(3)}
     poisoned = poison_payload(page, ((kind, "t1"),))
     assert poisoned is not None
@@ -153,26 +151,35 @@ def test_a_poisoned_record_is_quarantined_on_both_roads(kind: str) -> None:
     finally:
         decoder.close()
     rows, log, _ = _read_here(body)
-    quarantined = log.quarantined("transfers")
-    if kind == "huge_string":  # loads: a long text is no reason to set a record aside
-        assert [row["id"] for row in rows] == ["t0", "t1", "t2"] and quarantined == []
-        assert helper is not None
+    assert log.quarantined("transfers") == []
+    assert [row["id"] for row in rows] == ["t0", "t1", "t2"]
+    mended = [d for d in log.departure_rows("transfers") if d["kind"] == MENDED]
+    if kind == "huge_string":  # loads as sent: a long text is no reason to touch a record
+        assert helper is not None and mended == []
         return
-    assert helper is None
-    assert [row["id"] for row in rows] == ["t0", "t2"]
-    assert [(q.resource, q.record_id) for q in quarantined] == [("transfers", "t1")]
-    record_text = json.loads(quarantined[0].raw_json)
-    if kind == "deep":
-        assert quarantined[0].reason.startswith("nested more than 128 levels deep (at customFields.level.")
-        assert record_text["customFields"] == _nested(DEEP_LEVELS)
-    if kind == "surrogate":
-        assert quarantined[0].reason.startswith(
-            "a text holds an invalid code point (a lone surrogate U+D83D)"
-        )
-        assert quarantined[0].reason.endswith("(raw_json: 1 invalid code point replaced by U+FFFD)")
+    if helper is not None:  # a helper that packs the page mends the record as this process does
+        assert isinstance(helper, DecodedPage)
+        assert [(ident, d.kind) for ident, ds in helper.departures for d in ds if d.kind == MENDED] == [
+            ("t1", MENDED)
+        ]
+    assert [d["records"] for d in mended] == [1]
+    assert mended[0]["field_path"].startswith("customFields.level" if kind == "deep" else "")
+    poisoned = rows[1]
+    if kind == "deep":  # the levels from the 64th on are one JSON text, all 254 levels still there
+        inner, levels = poisoned["customFields"], 0
+        while isinstance(inner, dict):
+            inner, levels = inner["level"], levels + 1
+        assert levels == MENDED_DEPTH - 1 and isinstance(inner, str)
+        assert json.loads(inner) == _nested(DEEP_LEVELS - levels)
+    if kind == "surrogate":  # the code point replaced (here in a date, which then departs as well)
+        shown = json.dumps(poisoned, ensure_ascii=False, default=str)
+        assert not any("\ud800" <= c <= "\udfff" for c in shown)
+        replaced = "an invalid code point (a lone surrogate) replaced by U+FFFD"
+        assert mended[0]["values"][0]["value"] == replaced
     if kind == "huge_number":
-        assert "does not fit in 64 bits (22 digits)" in quarantined[0].reason
-        assert 2**70 in _numbers(record_text)
+        assert 2**70 not in _numbers(poisoned)
+        kept = f"an integer beyond 64 bits: loaded as null: {2**70}"
+        assert [v["value"] for v in mended[0]["values"]] == [kept]
 
 
 def _numbers(value: Any) -> list[Any]:
