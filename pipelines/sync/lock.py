@@ -45,6 +45,7 @@ from pipelines.sync.held_locks import Mode, advisory_key, advisory_lock, inode_l
 
 logger = logging.getLogger("platform_sync.lock")
 
+
 @dataclass(frozen=True)
 class Holder:
     """Who holds a lock: enough to tell whether it is still running and to name it to the user."""

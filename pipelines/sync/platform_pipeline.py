@@ -42,7 +42,7 @@ from sources.platform import RunReport, platform_source
 from sources.platform.departures import load_tables_as
 from sources.platform.freshness import table_freshness
 from sources.platform.resources import STREAMS
-from sources.platform.retired import retired_ids, retired_rows
+from sources.platform.retired import all_retired_rows
 from sources.platform_client.errors import ConfigurationError
 
 logger = logging.getLogger("platform_sync.pipeline")
@@ -68,7 +68,8 @@ class SyncResult:
     extra: dict[str, Any] = field(default_factory=dict)
     # One row per resource of the run: how fresh its table is (`sources/platform/freshness.py`).
     freshness: list[dict[str, Any]] = field(default_factory=list)
-    # One row per channel that names sales (`coverage.py`), and the ids retired so far (`retired.py`).
+    # One row per channel that names sales (`coverage.py`), and the ids retired so far (`retired.py`: the
+    # rows of `_platform_retired_ids`, which the sync's own load writes, and those the state holds).
     coverage: list[dict[str, Any]] = field(default_factory=list)
     retired: list[dict[str, Any]] = field(default_factory=list)
     # Rows newly marked deleted per table (`deletions.py`).
@@ -242,6 +243,9 @@ def sync(
     source_state = pipeline.state.get("sources", {}).get(source.name, {})
     # on the clock of the run's stamp (`runclock.RunClock.now`), as the run records it is read with
     checked_at = report.run_clock.now() if report.run_clock is not None else dt.datetime.now(dt.UTC)
+    # the warehouse's `_platform_retired_ids` (written by the load), with what the state still holds
+    retired = all_retired_rows(pipeline, source_state)
+    retired_sales = {row["id"] for row in retired if row["kind"] == "sale"}
     return SyncResult(
         load_info=load_info,
         rows=_loaded_rows(pipeline),
@@ -251,10 +255,8 @@ def sync(
         freshness=table_freshness(
             source_state, report, selected or list(STREAMS), checked_at, sales_verification(pipeline)
         ),
-        coverage=sales_coverage(
-            pipeline, report.configured_sale_ids, retired_ids(source_state, "sale"), checked_at
-        ),
-        retired=retired_rows(source_state),
+        coverage=sales_coverage(pipeline, report.configured_sale_ids, retired_sales, checked_at),
+        retired=retired,
         deleted=deleted,
     )
 

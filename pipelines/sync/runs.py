@@ -33,7 +33,6 @@ from pipelines.sync.coverage import COVERAGE_COLUMNS, COVERAGE_TABLE
 from pipelines.sync.platform_pipeline import SyncResult
 from sources.platform.freshness import FRESHNESS_COLUMNS, FRESHNESS_TABLE
 from sources.platform.resources import STREAMS
-from sources.platform.retired import RETIRED_COLUMNS, RETIRED_TABLE
 
 logger = logging.getLogger("platform_sync.runs")
 
@@ -103,7 +102,11 @@ def record_run(
 ) -> bool:
     """Append the run's outcomes to `_platform_sync_runs` in the sync's destination and dataset, and
     merge each table's freshness into `_platform_freshness` (one row per table, the latest run's view);
-    replace `_platform_sales_coverage` and `_platform_retired_ids` (`coverage.py`, `retired.py`).
+    replace `_platform_sales_coverage` (`coverage.py`).
+
+    `retired` is not written: `_platform_retired_ids` belongs to the sync's own load since issue 53 (the
+    `sales` resource writes it with the state, `sources/platform/retired.py`), and a second writer would
+    load into a table a `--full-refresh` dropped. The argument stays for the callers.
 
     A failure here is logged and reported as False: the sync itself is done and its exit status stands.
     """
@@ -121,16 +124,16 @@ def record_run(
                 columns=FRESHNESS_COLUMNS,
             )
         )
-    for name, table_rows, columns, key in (
-        (COVERAGE_TABLE, coverage, COVERAGE_COLUMNS, "channel"),
-        (RETIRED_TABLE, retired, RETIRED_COLUMNS, ("kind", "id")),
-    ):
-        if table_rows:
-            resources.append(
-                dlt.resource(
-                    list(table_rows), name=name, write_disposition="replace", primary_key=key, columns=columns
-                )
+    if coverage:
+        resources.append(
+            dlt.resource(
+                list(coverage),
+                name=COVERAGE_TABLE,
+                write_disposition="replace",
+                primary_key="channel",
+                columns=COVERAGE_COLUMNS,
             )
+        )
     try:
         run_companion(runs, resources, schema=dlt.Schema(RUNS_PIPELINE))
     except Exception as exc:  # the outcome table must never turn a finished sync into a crash

@@ -58,6 +58,7 @@ from sources.platform.settings import (
     DEFAULT_SALES_REVERIFY_SHARE,
     DEFAULT_START_DATE,
     DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
+    DEFAULT_UNKNOWN_IDS_SHARE,
     SourceSettings,
     decode_workers_or_default,
     int_ids,
@@ -67,6 +68,7 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    positive_share,
     share,
     text_ids,
     uuid_ids,
@@ -98,6 +100,7 @@ def platform_source(
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY,
     sales_reverify_share: float = DEFAULT_SALES_REVERIFY_SHARE,
     retire_after_not_found: int = DEFAULT_RETIRE_AFTER_NOT_FOUND,
+    unknown_ids_share: float = DEFAULT_UNKNOWN_IDS_SHARE,
     rescan_hours: float = DEFAULT_RESCAN_HOURS,
     rescan_hours_by_resource: Mapping[str, float] | None = None,
     rescan: bool = False,
@@ -131,8 +134,12 @@ def platform_source(
             whatever `rescan_hours` says (`rescan.py`).
         sales_reverify_share: Share of `sales_max_requests` kept each run for re-fetching the known sales
             verified longest ago, so every known sale is verified again within a bounded number of runs.
-        retire_after_not_found: Runs that must each get a 404 for an id (sale, event, student, delivery)
-            before it is retired: not requested again, listed in `_platform_retired_ids`.
+        retire_after_not_found: Runs that must each get a 404 for an id (event, student, delivery)
+            before it is retired: not requested again, listed in `_platform_retired_ids`. A sale id
+            retires at its confirmed 404 instead (`unknown_ids_share`).
+        unknown_ids_share: Share of `sales_max_requests` that the sale ids on probation (answered 404
+            once) may take per run, after the other sale ids: their second 404 retires them
+            (`retired.py`).
         rescan: Read every full-scan resource in this run, however recent its last scan.
         cursor_lookback_minutes: How far each incremental read overlaps the previous one.
         clock_tolerance_seconds: How far the API's clock (its `Date` header) and ours may differ before
@@ -185,6 +192,7 @@ def platform_source(
         sales_concurrency=positive("sales_concurrency", sales_concurrency),
         sales_reverify_share=share("sales_reverify_share", sales_reverify_share),
         retire_after_not_found=positive("retire_after_not_found", retire_after_not_found),
+        unknown_ids_share=positive_share("unknown_ids_share", unknown_ids_share),
         strict=strict,
         arrow_pages=arrow_pages,
         decode_workers=decode_workers_or_default(decode_workers, os.cpu_count()),

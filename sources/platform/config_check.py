@@ -53,6 +53,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "arrow_pages": ("true or false", "arrow_pages = true"),
     "decode_workers": ("a whole number", "decode_workers = 1"),
     "sales_recheck_hours": ("a number", "sales_recheck_hours = 0"),
+    "unknown_ids_share": ("a number above 0 and below 1", "unknown_ids_share = 0.1"),
     "rescan_hours": ("a number", "rescan_hours = 6"),
     "rate_limit_time_scale": ("a number", "rate_limit_time_scale = 1.0"),
     "max_retries": ("a whole number", "max_retries = 6"),

@@ -31,6 +31,9 @@ DEFAULT_SALES_CONCURRENCY = 4
 DEFAULT_SALES_REVERIFY_SHARE = 0.1
 # Runs that must each get a 404 for an id before it is retired (`retired.py`).
 DEFAULT_RETIRE_AFTER_NOT_FOUND = 3
+# Share of `sales_max_requests` that the sale ids on probation (answered 404 once) may take per run: their
+# confirmations, which retire them (`retired.py`, `store_sales.py`).
+DEFAULT_UNKNOWN_IDS_SHARE = 0.1
 DEFAULT_RESCAN_HOURS = 6.0
 # Issue 25: how far an incremental read overlaps the previous one, how far the API's clock and ours may
 # differ before the API's stamps the run, and the per-run budget of renewal re-reads (`runclock.py`).
@@ -76,6 +79,7 @@ class SourceSettings:
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
     sales_reverify_share: float = DEFAULT_SALES_REVERIFY_SHARE
     retire_after_not_found: int = DEFAULT_RETIRE_AFTER_NOT_FOUND
+    unknown_ids_share: float = DEFAULT_UNKNOWN_IDS_SHARE
     strict: bool = False  # fail a resource on any departure from the spec instead of loading it
     arrow_pages: bool = True
     decode_workers: int = 0
@@ -201,6 +205,15 @@ def share(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
         raise ConfigurationError(
             f"{name} must be a number from 0 (off) to less than 1, e.g. 0.1 for a tenth; got {value!r}"
+        )
+    return float(value)
+
+
+def positive_share(name: str, value: float) -> float:
+    """A share of a budget that cannot be off: more than 0 and less than 1."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise ConfigurationError(
+            f"{name} must be a number above 0 and below 1, e.g. 0.1 for a tenth; got {value!r}"
         )
     return float(value)
 

@@ -5,9 +5,15 @@ requests overlap with everything else instead of waiting for it.
 
 Each run spends at most `sales_max_requests` requests, in this order: ids announced by webhooks since
 the last run (table `webhook_events`, loaded by `platform-sync webhooks load`), ids left over from
-earlier runs, new ids, then sales whose status can still change (not final, or paid within the refund
-window), least recently fetched first. Ids not fetched within the budget are kept in the resource state, which
-dlt commits together with the loaded rows, so none is ever forgotten.
+earlier runs and those the warehouse names, the new ids the producers discover, then (once the producers
+are done) sales whose status can still change (not final, or paid within the refund window), least
+recently fetched first, then the configured `sale_ids` never loaded. Ids not fetched within the budget
+are kept in the resource state, which dlt commits together with the loaded rows, so none is ever
+forgotten (the configured ones are read from the configuration again).
+
+Ids the API answered 404 for are on probation (`retired.py`): asked again last, after the re-verification
+cycle, in at most `unknown_ids_share` of the budget per run (kept for them when earlier runs left some),
+and retired by that second 404. One warning line a run counts them.
 
 A share of the budget (`sales_reverify_share`) is kept for the re-verification cycle: the known sales
 verified longest ago (`verified_at`, the start of the run that last fetched each), whatever their status,
@@ -43,7 +49,7 @@ from sources.platform.resources.store_sale_ids import (
     unloaded_sale_ids,
 )
 from sources.platform.resources.stream import Stream
-from sources.platform.retired import retired_ids
+from sources.platform.retired import SaleRetirements
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import (
     AuthenticationError,
@@ -63,7 +69,12 @@ class SaleFetcher:
 
     `reserve` requests of the budget (at most one per known sale) are kept for the re-verification cycle:
     the known sales verified longest ago (`SaleLedger.verify_order`), fetched once the urgent ids and the
-    refresh candidates had the rest; what the cycle cannot use goes back to them."""
+    refresh candidates had the rest; what the cycle cannot use goes back to them.
+
+    With `unknown` (`retired.SaleRetirements`), a 404 puts the id on probation and a second one retires
+    it: the ids on probation are asked last, in at most `allowance` requests; `min(allowance, ids on
+    probation at the start)` of them are kept from the others, so that the probation ends in a bounded
+    number of runs however long the backlog."""
 
     def __init__(
         self,
@@ -73,52 +84,79 @@ class SaleFetcher:
         on_planned: Callable[[int], None] | None = None,
         reserve: int = 0,
         retired: frozenset[str] = frozenset(),
+        unknown: SaleRetirements | None = None,
+        allowance: int = 0,
     ) -> None:
         self.client = client
         self.budget = budget
         self.concurrency = concurrency
         self.reserve = reserve
         self.retired = retired  # ids the API does not know (`retired.py`): never requested
+        self.unknown = unknown
+        self.allowance = allowance if unknown is not None else 0
         self.spent = 0
         self.reverified = 0  # requests spent by the cycle alone
+        self.probed = 0  # requests spent on ids on probation
         self.left_over: list[str] = []
+        self.configured_left = 0  # configured ids the budget did not reach (asked again next run)
         # Told how many sale details this run makes, as far as it knows: fetched, in flight and
         # queued, within the budget (it grows while the producers discover ids).
         self.on_planned = on_planned
 
     def run(
-        self, queue: SaleIdQueue, ledger: SaleLedger, carried_over: Iterable[str]
+        self,
+        queue: SaleIdQueue,
+        ledger: SaleLedger,
+        carried_over: Iterable[str],
+        configured: Iterable[str] = (),
+        announced: Iterable[str] = (),
     ) -> Iterator[tuple[str, dict[str, Any] | None]]:
-        """Yield (id, raw sale or None when not found); afterwards `self.left_over` holds unfetched ids."""
+        """Yield (id, raw sale or None when not found); afterwards `self.left_over` holds unfetched ids.
+
+        `announced` (by webhooks) come first, even on probation; then `carried_over` and the queue's ids;
+        once the producers are done, the refresh candidates, then the `configured` ids."""
+        unknown = self.unknown
+        retired = self.retired | (unknown.retired if unknown is not None else set())
         seen: set[str] = set()
-        urgent: deque[str] = deque()  # carried over, configured, and order bumps' main sales
+        urgent: deque[str] = deque()  # announced, carried over, discovered, and order bumps' main sales
 
         def want(sale_id: str) -> bool:
-            if sale_id in seen or sale_id in self.retired:
+            if sale_id in seen or sale_id in retired:
                 return False
             seen.add(sale_id)
             return True
 
+        urgent.extend(i for i in announced if want(i))
+        probation = deque(i for i in (unknown.probation if unknown is not None else ()) if want(i))
         urgent.extend(i for i in carried_over if want(i))
-        refresh = deque(i for i in ledger.refresh_candidates if i not in seen)
-        cycle = deque(ledger.verify_order)
-        reserve = min(self.reserve, len(ledger.known))
+        later = deque(i for i in dict.fromkeys(configured) if i not in seen and i not in retired)
+        refresh = deque(i for i in ledger.refresh_candidates if i not in seen and i not in retired)
+        cycle = deque(i for i in ledger.verify_order if i not in retired)
+        reserve = min(self.reserve, len(cycle))
+        kept = min(self.allowance, len(probation))  # for the ids on probation, from the others
         queue_open = True
         in_flight: dict[Future[dict[str, Any] | None], str] = {}
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="sale-details") as pool:
             while True:
+                filled_closed = not queue_open
                 while len(in_flight) < self.concurrency and self.spent < self.budget:
                     if not queue_open and reserve > self.reverified:
                         while cycle and cycle[0] in seen:  # fetched this run already: verified
                             cycle.popleft()
                         if not cycle:
                             reserve = self.reverified  # the cycle is done: its share goes back
-                    sale_id, from_cycle = self._next_id(urgent, refresh, cycle, queue_open, reserve)
+                    while later and later[0] in seen:  # discovered, or announced: fetched already
+                        later.popleft()
+                    kept_now = max(0, min(kept, self.probed + len(probation)) - self.probed)
+                    sale_id, spent_on = self._next_id(
+                        (urgent, later, refresh, cycle, probation), queue_open, reserve, kept_now
+                    )
                     if sale_id is None:
                         break
                     seen.add(sale_id)
                     self.spent += 1
-                    self.reverified += from_cycle
+                    self.reverified += spent_on == "cycle"
+                    self.probed += spent_on == "probation"
                     in_flight[pool.submit(self._fetch, sale_id)] = sale_id
                 if queue_open:
                     taken = queue.take(timeout=0.05 if in_flight else 0.5)
@@ -127,14 +165,13 @@ class SaleFetcher:
                     else:
                         urgent.extend(i for i in taken if i not in ledger.known and want(i))
                 if self.on_planned is not None:
-                    planned = self.spent + len(urgent) + len(refresh) + reserve - self.reverified
-                    self.on_planned(min(self.budget, planned))
+                    waiting = len(urgent) + len(later) + len(refresh) + reserve - self.reverified
+                    confirming = min(len(probation), self.allowance - self.probed)
+                    self.on_planned(min(self.budget, self.spent + waiting + confirming))
                 if not in_flight:
-                    if queue_open:
+                    if queue_open or not filled_closed:
                         continue
-                    if self.spent >= self.budget or not (urgent or refresh or reserve > self.reverified):
-                        break
-                    continue
+                    break  # nothing could start with the producers done: the run's sale details are done
                 done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
                 for future in done:
                     sale_id = in_flight.pop(future)
@@ -147,36 +184,57 @@ class SaleFetcher:
                         logger.warning("sale %s not fetched this run, kept for the next: %s", sale_id, exc)
                         self.left_over.append(sale_id)
                         continue
-                    if sale is not None:
-                        main_sale_id = (sale.get("orderBump") or {}).get("mainSaleId")
-                        if main_sale_id is not None and str(main_sale_id) not in ledger.known:
-                            if want(str(main_sale_id)):
-                                urgent.append(str(main_sale_id))
+                    if sale is None:
+                        if unknown is not None and not unknown.not_found(sale_id):
+                            probation.append(sale_id)  # its confirmation, once the others were asked
+                        yield sale_id, None
+                        continue
+                    if unknown is not None:
+                        unknown.found(sale_id)
+                    main_sale_id = (sale.get("orderBump") or {}).get("mainSaleId")
+                    if main_sale_id is not None and str(main_sale_id) not in ledger.known:
+                        if want(str(main_sale_id)):
+                            urgent.append(str(main_sale_id))
                     yield sale_id, sale
-        # Whatever the budget did not reach waits for the next run; refresh candidates are re-derived.
+        # Whatever the budget did not reach waits for the next run; refresh candidates are re-derived, and
+        # so are the configured ids (from the configuration) and those on probation (from their state).
         self.left_over.extend(urgent)
+        self.configured_left = sum(1 for i in later if i not in seen)
 
     def _next_id(
-        self, urgent: deque[str], refresh: deque[str], cycle: deque[str], queue_open: bool, reserve: int
-    ) -> tuple[str | None, bool]:
-        """The next id to fetch, and whether the cycle chose it. The urgent ids and the refresh candidates
-        share the budget but the cycle's reserve; the cycle comes once the producers are done."""
-        others_may = self.spent - self.reverified < self.budget - reserve
+        self,
+        queues: tuple[deque[str], deque[str], deque[str], deque[str], deque[str]],
+        queue_open: bool,
+        reserve: int,
+        kept: int,
+    ) -> tuple[str | None, str]:
+        """The next id to fetch, and whose share pays for it (`others`, `cycle`, `probation`). The urgent
+        ids, the refresh candidates and the configured ids share the budget but the cycle's reserve and
+        what is kept for the ids on probation (`kept`); all but the urgent ones wait for the producers to
+        be done, and the ids on probation come after everything else, within `allowance`."""
+        urgent, later, refresh, cycle, probation = queues
+        cycle_kept = max(0, reserve - self.reverified)
+        others_may = self.spent + cycle_kept + kept < self.budget
         if urgent and others_may:
-            return urgent.popleft(), False
+            return urgent.popleft(), "others"
         if queue_open:
-            return None, False
+            return None, ""
         if refresh and others_may:
-            return refresh.popleft(), False
-        if cycle and self.reverified < reserve:
-            return cycle.popleft(), True
-        return None, False
+            return refresh.popleft(), "others"
+        if later and others_may:
+            return later.popleft(), "others"
+        if cycle and self.reverified < reserve and self.spent + kept < self.budget:
+            return cycle.popleft(), "cycle"
+        if probation and self.probed < self.allowance and self.spent + cycle_kept < self.budget:
+            return probation.popleft(), "probation"
+        return None, ""
 
     def _fetch(self, sale_id: str) -> dict[str, Any] | None:
         try:
             sale: dict[str, Any] = self.client.request("sale_details", path_params={"id": sale_id})
         except NotFoundError:
-            logger.warning("sale %s is referenced but the API does not know it: skipped", sale_id)
+            # one line a run counts them (`_read_sales`); the detail is for debugging
+            logger.debug("sale %s is referenced but the API does not know it (404)", sale_id)
             return None
         return sale
 
@@ -195,6 +253,12 @@ def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
 def reverify_reserve(share: float, budget: int) -> int:
     """The requests of a run's budget kept for the re-verification cycle: ceil(share x budget), leaving
     at least one to the new ids."""
+    return budget_share(share, budget)
+
+
+def budget_share(share: float, budget: int) -> int:
+    """ceil(share x budget) requests of a run's budget, leaving at least one to the new ids (the cycle's
+    reserve, `sales_reverify_share`; the ids on probation's allowance, `unknown_ids_share`)."""
     return min(math.ceil(round(share * budget, 9)), budget - 1) if share > 0 else 0
 
 
@@ -214,19 +278,18 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         ledger = SaleLedger.from_destination(
             settings.sales_refresh_days, settings.sales_recheck_hours, time.time()
         )
+    # The sale ids the API does not know: retired (in the warehouse) or on probation (`retired.py`).
+    unknown = SaleRetirements.for_run(state, ctx.retirements, rebuilding)
     # Sales that webhooks announced as changed come first, before the backlog (`store_sale_ids.py`).
     announced, announced_until = announced_sale_ids(state.get("webhooks_loaded_until"))
     if announced_until is not None:
         state["webhooks_loaded_until"] = announced_until
-    carried = [
-        *announced,
-        *pending_sale_ids(state),
-        *(i for i in settings.sale_ids if i not in ledger.known),
-        # Named by the warehouse, not in `sales`: whatever lost them, they are the backlog too.
-        *unloaded_sale_ids(rebuilding),
-    ]
+    # Left over, and named by the warehouse but not in `sales`: whatever lost them, they are the backlog.
+    carried = [*pending_sale_ids(state), *unloaded_sale_ids(rebuilding)]
+    # Configured and never loaded: asked after the ids the producers discover and the refresh candidates.
+    configured = [i for i in settings.sale_ids if i not in ledger.known]
     if missing := ctx.missing_scopes(stream):
-        keep_pending_sale_ids(state, [*carried, *drain(ctx.sale_ids, ledger.known)])
+        keep_pending_sale_ids(state, [*announced, *carried, *drain(ctx.sale_ids, ledger.known)])
         ctx.report.skip(stream.name, scope_message(stream, missing))
         return
     reserve = reverify_reserve(settings.sales_reverify_share, settings.sales_max_requests)
@@ -239,18 +302,17 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         settings.sales_concurrency,
         ctx.report.plan_sale_details,
         reserve=reserve,
-        retired=frozenset(retired_ids(dlt.current.source_state(), "sale")),
+        unknown=unknown,
+        allowance=budget_share(settings.unknown_ids_share, settings.sales_max_requests),
     )
     verified = {VERIFIED_AT: ctx.snapshot_at}
     page: Rows = []
     page_ids: list[str] = []  # the ids of `page`: pending for the next run until dlt has the page
     try:
-        for sale_id, sale in fetcher.run(ctx.sale_ids, ledger, carried):
+        for sale_id, sale in fetcher.run(ctx.sale_ids, ledger, carried, configured, announced):
             cycle.reverified = fetcher.reverified
-            if sale is None:  # the API does not know it: retired after a few runs say so
-                ctx.retirements.not_found("sale", sale_id, "sale_details answered 404 (not found)")
+            if sale is None:  # the API does not know it: on probation, or retired by this second 404
                 continue
-            ctx.retirements.found("sale", sale_id)
             try:
                 page.extend(ctx.parse(stream, [sale], verified))
                 page_ids.append(sale_id)
@@ -266,21 +328,27 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         if page:
             yield page
             page, page_ids = [], []
+        yield from unknown.table_items(ctx.retirements, rebuilding, stream.name)
     except PlatformError:
         # A token revoked mid-run (or any failure of the fetcher) must not drop the sales fetched so far:
-        # they are handed to dlt before the error goes on to `guarded`, which reports it.
+        # they are handed to dlt before the error goes on to `guarded`, which reports it; so are the ids
+        # retired so far.
         fetcher.left_over.extend(drain(ctx.sale_ids, ledger.known))
         if page:
             rows, page, page_ids = page, [], []
             yield rows
+        yield from unknown.table_items(ctx.retirements, rebuilding, stream.name)
         raise
     finally:
         cycle.reverified = fetcher.reverified
         # Whatever was fetched but not handed over (the extract stopped this generator) waits as pending.
         keep_pending_sale_ids(state, [*fetcher.left_over, *page_ids])
-    if fetcher.left_over:
+        unknown.keep(state)
+    if line := unknown.summary_line(settings.unknown_ids_share):
+        ctx.report.warn(line)
+    if waiting := len(fetcher.left_over) + fetcher.configured_left:
         ctx.report.warn(
-            f"{len(fetcher.left_over)} sale ids wait for the next run "
+            f"{waiting} sale ids wait for the next run "
             f"(sales_max_requests = {settings.sales_max_requests} was reached or requests failed)"
         )
 
