@@ -31,6 +31,7 @@ from sandbox.faults import (
     CYCLE_KEY,
     MALFORMED_BODY,
     NO_FAULT,
+    STALL_SECONDS,
     Fault,
     FaultInjector,
     FaultSpec,
@@ -117,6 +118,9 @@ class Operation:
             if fault.foreign:
                 self.state.stats.record_fault("foreign_429")
                 raise foreign_rate_limited(self.state.limiter, self.d.name)
+            if self.d.name in self.state.faults.spec.stall:
+                self.state.stats.record_fault("stall")
+                raise stalled(self.d.name)
             if self.state.limiter.enabled:
                 decision = self.state.limiter.check(token.access_token, self.d.name)
                 if not decision.allowed:
@@ -169,6 +173,12 @@ def foreign_rate_limited(limiter: RateLimiter, operation: str) -> ApiError:
     seconds = max(1, math.ceil(60.0 / (limit * limiter.time_scale)))
     headers = {"Retry-After": str(seconds), "X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": "0"}
     return ApiError(429, f"rate limit exceeded for {operation}; retry later", headers=headers)
+
+
+def stalled(operation: str) -> ApiError:
+    """The `stall` fault: the operation closed for an hour (`Retry-After: 3600`)."""
+    headers = {"Retry-After": str(STALL_SECONDS), "X-RateLimit-Remaining": "0"}
+    return ApiError(429, f"rate limit exceeded for {operation}; retry in an hour", headers=headers)
 
 
 def from_world_error(exc: WorldError) -> ApiError:

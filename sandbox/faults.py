@@ -11,7 +11,8 @@ in every answer that carries it (`POISON_KINDS`), `malformed=OPERATION+...` answ
 those operations 200 with a body that is not JSON, and `loose_envelope=OPERATION+...` writes those paged
 lists' envelopes as a server we did not write might (`loosen_envelope`): numbers as text, a `nextPage`
 link, `pages` and `totalItems` left out of every even page, and one page more announced than there is
-(its answer is empty).
+(its answer is empty). `stall=OPERATION+...` answers every request of those operations 429 with
+`Retry-After: 3600` (`STALL_SECONDS`), as an API that closed an operation for an hour.
 Opt-in behaviours of a remote, shared, changing API (issue 27 and 26), off unless named:
 `latency_ms` (every API answer waits that long, as across the internet), `foreign_429` (a share of the
 API requests answered 429 as if another application of the account had spent the budget; drawn from a
@@ -43,6 +44,7 @@ POISON_KINDS = ("surrogate", "deep", "huge_number", "huge_string")
 DEEP_LEVELS = 254
 HUGE_NUMBER = 2**70
 HUGE_STRING = 2_000_000
+STALL_SECONDS = 3600
 SHARE_KEYS = ("error", "slow", "drop", "truncate", "foreign_429")
 ERROR_STATUSES = (500, 502, 503)
 CYCLE_KEY = "sandbox.cycle"
@@ -60,6 +62,7 @@ class FaultSpec:
     poison: tuple[tuple[str, str], ...] = ()  # (kind, record id)
     malformed: tuple[str, ...] = ()  # operation names
     loose_envelope: tuple[str, ...] = ()  # operation names
+    stall: tuple[str, ...] = ()  # operation names: answered 429 with `Retry-After: STALL_SECONDS`
     latency_ms: float = 0.0
     foreign_429: float = 0.0
     reorder: int = 0
@@ -92,7 +95,7 @@ class FaultSpec:
                 continue
             if f.name == "poison":
                 value = "+".join(f"{kind}@{ident}" for kind, ident in value)
-            elif f.name in ("malformed", "loose_envelope"):
+            elif f.name in ("malformed", "loose_envelope", "stall"):
                 value = "+".join(value)
             parts.append(f"{f.name}={value:g}" if isinstance(value, float) else f"{f.name}={value}")
         return ",".join(parts)
@@ -104,7 +107,7 @@ class FaultSpec:
 def _parse_value(key: str, raw: str) -> Any:
     if key == "poison":
         return _parse_poison(raw)
-    if key in ("malformed", "loose_envelope"):
+    if key in ("malformed", "loose_envelope", "stall"):
         names = tuple(name.strip() for name in raw.split("+"))
         if not all(names):
             raise ValueError(f"fault {key}={raw!r} must name operations, joined by +")

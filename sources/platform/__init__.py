@@ -68,6 +68,7 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    positive_seconds,
     positive_share,
     share,
     text_ids,
@@ -75,6 +76,7 @@ from sources.platform.settings import (
     whole_number,
 )
 from sources.platform_client.client import PlatformClient
+from sources.platform_client.retry import DEFAULT_PATIENCE
 
 __all__ = ["RunReport", "platform_source"]
 
@@ -111,6 +113,7 @@ def platform_source(
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
+    patience_seconds: float = DEFAULT_PATIENCE,
     strict: bool = False,
     arrow_pages: bool = True,
     decode_workers: int | None = None,
@@ -140,6 +143,9 @@ def platform_source(
         unknown_ids_share: Share of `sales_max_requests` that the sale ids on probation (answered 404
             once) may take per run, after the other sale ids: their second 404 retires them
             (`retired.py`).
+        patience_seconds: The longest wait the API may ask (`Retry-After`) that the run waits for; an
+            operation asked to wait longer is deferred to the next run (its resources fail with one line,
+            exit 3) and every other resource goes on.
         rescan: Read every full-scan resource in this run, however recent its last scan.
         cursor_lookback_minutes: How far each incremental read overlaps the previous one.
         clock_tolerance_seconds: How far the API's clock (its `Date` header) and ours may differ before
@@ -213,6 +219,7 @@ def platform_source(
             rate_limit_time_scale=rate_limit_time_scale,
             items_per_page=settings.items_per_page,
             max_retries=max_retries,
+            patience=positive_seconds("patience_seconds", patience_seconds),
         )
     run_report = report if report is not None else RunReport()
     run_report.sale_details_pace = SaleDetailsPace(

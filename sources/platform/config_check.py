@@ -57,6 +57,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "rescan_hours": ("a number", "rescan_hours = 6"),
     "rate_limit_time_scale": ("a number", "rate_limit_time_scale = 1.0"),
     "max_retries": ("a whole number", "max_retries = 6"),
+    "patience_seconds": ("a number of seconds", "patience_seconds = 300"),
 }
 WHOLE_NUMBER_DEFAULTS = {
     "items_per_page": 100,

@@ -238,6 +238,12 @@ def decode_workers_or_default(value: int | None, cpu_count: int | None) -> int:
     return whole_number("decode_workers", value)
 
 
+def positive_seconds(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigurationError(f"{name} must be a number of seconds above 0, got {value!r}")
+    return float(value)
+
+
 def non_negative(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ConfigurationError(f"{name} must be a number of at least 0, got {value!r}")

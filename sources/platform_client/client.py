@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from types import TracebackType
@@ -22,6 +23,7 @@ from sources.platform_client.errors import (
     REAUTHORIZE_HINT,
     ConfigurationError,
     MalformedResponseError,
+    OperationDeferredError,
 )
 from sources.platform_client.operations import Operation, get_operation
 from sources.platform_client.outcomes import (
@@ -37,7 +39,7 @@ from sources.platform_client.paged_list import PagedList, RawPage
 from sources.platform_client.paging import Page, PagedBody
 from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters, Verdict
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
-from sources.platform_client.retry import RetryPolicy
+from sources.platform_client.retry import DEFAULT_PATIENCE, Failure, RetryPolicy, parse_retry_after
 from sources.platform_client.servertime import ServerTime
 from sources.platform_client.stats import OperationStats, StatsBook, total_stats
 from sources.platform_client.walking import (
@@ -102,6 +104,7 @@ class PlatformClient:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
         max_retry_after: float = 300.0,
+        patience: float = DEFAULT_PATIENCE,
         backoff_base: float = 0.5,
         backoff_cap: float = 30.0,
         window_margin: float = DEFAULT_WINDOW_MARGIN,
@@ -121,6 +124,12 @@ class PlatformClient:
             )
         if not timeout > 0:
             raise ConfigurationError(f"timeout must be positive, got {timeout!r}")
+        if not patience > 0:
+            raise ConfigurationError(f"patience_seconds must be positive, got {patience!r}")
+        self._patience = patience
+        # operation -> why it waits for the next run (`OperationDeferredError`): asked nothing more
+        self._deferred: dict[str, OperationDeferredError] = {}
+        self._deferred_lock = threading.Lock()
         self.base_url = str(url).rstrip("/")
         self.items_per_page = items_per_page
         self._redactor = Redactor([access_token])
@@ -297,16 +306,52 @@ class PlatformClient:
         attempt = first_attempt - 1
         while True:
             attempt += 1
+            self._raise_if_deferred(operation)
             permit = limiter.acquire()
+            self._raise_if_deferred(operation)  # deferred while this thread waited for its turn
             self._stats.add(operation.name, requests=1, rate_limit_wait_seconds=permit.waited)
             outcome = self._attempt(operation, path, query, body, parse, permit)
             if not isinstance(outcome, Failed):
                 return outcome, attempt
             self.retry_or_raise(operation, outcome, attempt)
 
+    def _raise_if_deferred(self, operation: Operation) -> None:
+        with self._deferred_lock:
+            deferred = self._deferred.get(operation.name)
+        if deferred is not None:
+            raise OperationDeferredError(operation.name, deferred.wait, self._patience)
+
+    def _defer_if_beyond_patience(self, operation: Operation, failure: Failure) -> None:
+        """A retryable answer whose `Retry-After` asks more than the patience defers the operation: its
+        first such answer logs one line, every request of it in this run then raises at once."""
+        wait = self._beyond_patience(failure)
+        if wait is None:
+            return
+        error = OperationDeferredError(operation.name, wait, self._patience)
+        with self._deferred_lock:
+            first = operation.name not in self._deferred
+            self._deferred.setdefault(operation.name, error)
+        if first:
+            self._stats.add(operation.name, errors=1)
+            logger.warning("%s: %s", operation.name, error)
+        raise error
+
+    def _beyond_patience(self, failure: Failure) -> float | None:
+        """The wait the answer asks (`Retry-After`, uncapped) if it is more than the patience."""
+        wait = parse_retry_after(failure.retry_after, self._clock.now())
+        return wait if wait is not None and wait > self._patience else None
+
+    def deferred(self) -> dict[str, float]:
+        """The operations deferred to the next run, with the wait the API asked (seconds)."""
+        with self._deferred_lock:
+            return {name: error.wait for name, error in self._deferred.items()}
+
     def retry_or_raise(self, operation: Operation, outcome: Failed, attempt: int) -> None:
-        """Wait before the next try if the policy allows one, else raise the failure's exception."""
+        """Wait before the next try if the policy allows one, else raise the failure's exception; a wait
+        asked beyond the patience defers the operation (`_defer_if_beyond_patience`)."""
         failure = outcome.failure
+        if self._policy.is_retryable(failure, idempotent=operation.idempotent):
+            self._defer_if_beyond_patience(operation, failure)
         if not self._policy.should_retry(failure, attempt, idempotent=operation.idempotent):
             self._stats.add(operation.name, errors=1)
             raise outcome.build(attempt) from outcome.cause
@@ -369,9 +414,14 @@ class PlatformClient:
                 return malformed_failure(operation, exc)
         failed = status_failure(operation, response, url, self._redactor.redact)
         if response.status_code == 429:
+            retry_after = self._policy.server_delay(failed.failure, self._clock.now())
+            if self._beyond_patience(failed.failure):
+                # the operation is deferred (`retry_or_raise`): the limiter must not hold the operation's
+                # other threads for that wait, they are told at once
+                retry_after = None
             verdict = self._limiters.get(operation.name).on_rate_limited(
                 permit,
-                retry_after=self._policy.server_delay(failed.failure, self._clock.now()),
+                retry_after=retry_after,
                 server_limit=int_header(response, "X-RateLimit-Limit"),
             )
             foreign = int(verdict is Verdict.FOREIGN)

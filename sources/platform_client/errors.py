@@ -6,6 +6,8 @@
     ├── MalformedResponseError      a success answer that is not the JSON expected (after retries)
     │   └── PagingLoopError         pages that do not advance (the server keeps answering one page)
     ├── ListMovedError              a list kept moving under every walk of it (records shifted pages)
+    ├── OperationDeferredError      the API asked to wait longer than the run's patience: that operation
+    │                               waits for the next run (this run asks it nothing more)
     └── ApiError                    the API answered an error status; `.status`, `.error_code`
         ├── AuthenticationError     401: token expired or revoked, authorize again
         ├── PermissionDeniedError   403
@@ -75,6 +77,21 @@ class PagingLoopError(MalformedResponseError):
 class ListMovedError(PlatformError):
     """A paged list changed under every walk of it (its total changed, a record came twice, a page was
     shorter than the total promised): records may have shifted past a page boundary unseen."""
+
+
+class OperationDeferredError(PlatformError):
+    """The API asked this operation to wait (`Retry-After`) longer than the run's patience
+    (`patience_seconds`): the operation is deferred to the next run, and this client asks it nothing more.
+    `.wait` is the wait asked, in seconds."""
+
+    def __init__(self, operation: str, wait: float, patience: float) -> None:
+        super().__init__(
+            f"deferred to the next run: the API asked {operation} to wait {wait:,.0f} s (Retry-After), "
+            f"more than this run's patience of {patience:,.0f} s (patience_seconds); the other resources "
+            "went on",
+            operation=operation,
+        )
+        self.wait = wait
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,9 @@ not act on it: a 429, or a connection that was never established. After a drop, 
 POST may have been applied, and repeating it could create a second cart or attendee.
 
 Delays: the server's `Retry-After` (seconds or an HTTP date) when it sends one, capped at
-`max_retry_after`; otherwise exponential backoff with full jitter, `uniform(0, min(cap, base * 2**n))`,
-which spreads the retries of many threads instead of synchronising them.
+`max_retry_after` (one beyond the client's patience defers the operation instead: `client.py`);
+otherwise exponential backoff with full jitter, `uniform(0, min(cap, base * 2**n))`, which
+spreads the retries of many threads instead of synchronising them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from email.utils import parsedate_to_datetime
 from sources.platform_client.errors import ConfigurationError
 
 RETRYABLE_STATUSES: frozenset[int] = frozenset({429, 500, 502, 503, 504})
+# The longest `Retry-After` a run waits for; a longer one defers its operation to the next run
+# (`errors.OperationDeferredError`).
+DEFAULT_PATIENCE = 300.0
 
 
 class FailureKind(enum.Enum):

@@ -150,3 +150,20 @@ def test_timeline_is_zero_or_one():
     assert FaultSpec.parse("timeline=1").format() == "timeline=1"
     with pytest.raises(ValueError, match="invalid value"):
         FaultSpec.parse("timeline=2")
+
+
+def test_stall_closes_the_named_operations_for_an_hour_and_no_other(sandbox):
+    assert FaultSpec.parse("stall=list_products+sale_details").format() == "stall=list_products+sale_details"
+    sandbox.set_faults("stall=list_products")
+    try:
+        with client_for(sandbox) as client:
+            stalled = [client.get(PATH) for _ in range(3)]
+            other = client.get("/store/v1/subscriptions")
+    finally:
+        faults = sandbox.stats()["faults"]
+        sandbox.set_faults(None)
+    assert [a.status_code for a in stalled] == [429, 429, 429] and other.status_code == 200
+    headers = {(a.headers["Retry-After"], a.headers["X-RateLimit-Remaining"]) for a in stalled}
+    assert headers == {("3600", "0")}
+    assert stalled[0].json()["error"] == "rate_limited"
+    assert faults["stall"] == 3

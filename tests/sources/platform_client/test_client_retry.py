@@ -11,6 +11,7 @@ import pytest
 
 from sources.platform_client.errors import (
     NotFoundError,
+    OperationDeferredError,
     RateLimitedError,
     ServerError,
     TransportError,
@@ -118,10 +119,47 @@ def test_retry_after_http_date_on_503(make_client, script, clock):
 
 def test_retry_after_is_capped(make_client, script):
     client, api = make_client(
-        script(status(503, {"Retry-After": "86400"}), httpx.Response(200, json={})), max_retry_after=30
+        script(status(503, {"Retry-After": "120"}), httpx.Response(200, json={})), max_retry_after=30
     )
     client.request("list_webhook_origins")
     assert [s.at for s in api.seen] == [0.0, 30.0]
+
+
+@pytest.mark.parametrize("code", [429, 503])
+def test_a_wait_beyond_the_patience_defers_the_operation_and_nothing_more_is_asked_of_it(
+    make_client, code, caplog
+):
+    """Issue 48: one `Retry-After: 3600` must not hold the run. The request raises at once (no wait), the
+    operation is asked nothing more in this client, one line says so, and the other operations go on."""
+
+    def answer(request):
+        if "/events/" in request.url.path:
+            return status(code, {"Retry-After": "3600"})
+        return httpx.Response(200, json={"id": "s"})
+
+    client, api = make_client(answer, patience=300)
+    with caplog.at_level(logging.WARNING, logger="platform_sync.client"):
+        for _ in range(3):
+            with pytest.raises(OperationDeferredError, match="wait 3,600 s.*patience of 300 s") as caught:
+                client.request("event_details", {"id": "e1"})
+            assert caught.value.operation == "event_details" and caught.value.wait == 3600
+    assert client.request("sale_details", {"id": "s"}) == {"id": "s"}
+    assert [s.at for s in api.seen] == [0.0, 0.0]  # no wait: the event once, then the sale
+    assert client.deferred() == {"event_details": 3600}
+    assert client.stats["event_details"].errors == 1
+    lines = [r.getMessage() for r in caplog.records if "deferred to the next run" in r.getMessage()]
+    assert len(lines) == 1
+
+
+def test_a_wait_within_the_patience_is_waited(make_client, script):
+    client, api = make_client(
+        script(status(429, {"Retry-After": "200"}), httpx.Response(200, json={})),
+        patience=300,
+        max_retry_after=300,
+    )
+    client.request("list_webhook_origins")
+    assert [s.at for s in api.seen] == [0.0, 200.0]
+    assert client.deferred() == {}
 
 
 def test_429_for_ever_raises_rate_limited_error(make_client):
