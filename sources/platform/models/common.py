@@ -117,6 +117,9 @@ CANONICAL_FORMS: dict[Any, Any] = {
 # costly part, so conversions are memoised in a bounded table.
 _DECIMALS: dict[float, Decimal] = {}
 _DECIMALS_MAX = 100_000
+# The warehouse's decimal column (dlt's default, DECIMAL(38, 9)) holds 29 digits before the point: a value
+# beyond them would fail its table's whole load, so it is no number this column can take (issue 48).
+DECIMAL_LIMIT = Decimal(10) ** 29
 
 
 def parse_decimal(value: Any) -> Decimal:
@@ -129,6 +132,8 @@ def parse_decimal(value: Any) -> Decimal:
         if kind is float and not math.isfinite(value):
             raise ValueError("expected a finite number")
         result = Decimal(repr(value)) if kind is float else Decimal(value)
+        if abs(result) >= DECIMAL_LIMIT:
+            raise ValueError("expected a number of at most 29 digits before the point")
         if len(_DECIMALS) >= _DECIMALS_MAX:
             _DECIMALS.clear()
         _DECIMALS[value] = result
@@ -144,6 +149,8 @@ def parse_decimal(value: Any) -> Decimal:
         raise ValueError("expected a number")
     if not result.is_finite():
         raise ValueError("expected a finite number")
+    if abs(result) >= DECIMAL_LIMIT:
+        raise ValueError("expected a number of at most 29 digits before the point")
     return result
 
 

@@ -36,7 +36,15 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .common import DateOrTimestamp, DecimalValue, Timestamp, Uuid, parse_decimal, parse_timestamp
+from .common import (
+    DECIMAL_LIMIT,
+    DateOrTimestamp,
+    DecimalValue,
+    Timestamp,
+    Uuid,
+    parse_decimal,
+    parse_timestamp,
+)
 
 KINDS = (
     "null",
@@ -143,7 +151,7 @@ def _decimal_text(text: str) -> Decimal:
         number = Decimal(text.strip())
     except InvalidOperation:
         raise _Unconvertible from None
-    if not number.is_finite():
+    if not number.is_finite() or abs(number) >= DECIMAL_LIMIT:
         raise _Unconvertible
     return number
 
