@@ -39,7 +39,13 @@ from sources.platform_client.paged_list import PagedList, RawPage
 from sources.platform_client.paging import Page, PagedBody
 from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters, Verdict
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
-from sources.platform_client.retry import DEFAULT_PATIENCE, Failure, RetryPolicy, parse_retry_after
+from sources.platform_client.retry import (
+    DEFAULT_PATIENCE,
+    Failure,
+    FailureKind,
+    RetryPolicy,
+    parse_retry_after,
+)
 from sources.platform_client.servertime import ServerTime
 from sources.platform_client.stats import OperationStats, StatsBook, total_stats
 from sources.platform_client.walking import (
@@ -130,6 +136,7 @@ class PlatformClient:
         # operation -> why it waits for the next run (`OperationDeferredError`): asked nothing more
         self._deferred: dict[str, OperationDeferredError] = {}
         self._deferred_lock = threading.Lock()
+        self._retried_kinds: set[tuple[FailureKind, int | None]] = set()  # logged once (`retry_or_raise`)
         self.base_url = str(url).rstrip("/")
         self.items_per_page = items_per_page
         self._redactor = Redactor([access_token])
@@ -361,13 +368,21 @@ class PlatformClient:
             delay = 0.0
         else:
             delay = self._policy.delay(failure, attempt, self._clock.now())
-        logger.warning(
-            "%s: %s (try %d of %d); retrying %s",
+        # Each kind of failure is said once a run (a server that cannot be reached fails every request
+        # of every resource): its first retry at WARNING, the others at DEBUG, all counted in the stats.
+        kind = (failure.kind, failure.status)
+        with self._deferred_lock:
+            first = kind not in self._retried_kinds
+            self._retried_kinds.add(kind)
+        logger.log(
+            logging.WARNING if first else logging.DEBUG,
+            "%s: %s (try %d of %d); retrying %s%s",
             operation.name,
             outcome.summary,
             attempt,
             self._policy.max_attempts,
             f"in {delay:.2f}s" if delay else "when the rate limiter allows",
+            " (further retries after this kind of failure are logged at debug level)" if first else "",
         )
         self._stats.add(operation.name, retries=1, backoff_seconds=delay)
         self._clock.sleep(delay)

@@ -208,6 +208,30 @@ def test_retries_log_warnings(make_client, script, caplog):
     assert "(try 1 of 6); retrying in" in warning.getMessage()
 
 
+def test_each_kind_of_failure_is_said_once_however_many_retries(make_client, caplog):
+    """Issue 51: an API that cannot be reached printed 115 warnings for one cause. Each kind of failure
+    (a refused connection, a 503...) warns at its first retry; the others go to debug, and are counted."""
+
+    def answer(request):
+        if "products" in request.url.path:
+            raise httpx.ConnectError("refused")
+        return status(503)
+
+    client, api = make_client(answer, max_retries=3)
+    with caplog.at_level(logging.DEBUG, logger="platform_sync.client"):
+        for operation in ("list_products", "list_products", "list_webhook_origins"):
+            with pytest.raises((TransportError, ServerError)):
+                client.request(operation)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    retries = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
+    assert len(api.seen) == 9 and len(retries) == 6
+    assert [w.split(":")[0] for w in warnings] == ["list_products", "list_webhook_origins"]
+    assert all(
+        w.endswith("(further retries after this kind of failure are logged at debug level)") for w in warnings
+    )
+    assert client.stats["list_products"].retries == 4
+
+
 def test_validation_and_not_found_carry_no_retry(make_client, script):
     client, _ = make_client(script(status(404, json={"message": "Assinatura não encontrada"})))
     with pytest.raises(NotFoundError):
