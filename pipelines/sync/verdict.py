@@ -29,7 +29,21 @@ def sync_exit_status(result: SyncResult, resources: Sequence[str] | None) -> tup
     due = [name for name in (resources or STREAMS) if name not in report.not_due]
     if due and all(name in report.failed or name in report.skipped for name in due):
         return EXIT_FAILED, "no resource was loaded."
+    if (report.failed or report.skipped) and not _anything_read(result, due):
+        # the resources that did not fail asked nothing (nothing configured: no event ids, no sale ids):
+        # nothing was loaded, which a scheduler must see as a failure, not as a partial run
+        return EXIT_FAILED, "nothing was loaded: every resource that had something to read failed."
     return (EXIT_PARTIAL if result.is_partial else EXIT_OK), None
+
+
+def _anything_read(result: SyncResult, due: Sequence[str]) -> bool:
+    """Whether some due resource that neither failed nor was skipped asked the API anything."""
+    report = result.report
+    return any(
+        result.requests.get(STREAMS[name].operation, 0) > 0
+        for name in due
+        if name not in report.failed and name not in report.skipped
+    )
 
 
 def failure_lines(result: SyncResult, failure: str | None) -> list[str]:

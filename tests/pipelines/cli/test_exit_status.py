@@ -52,6 +52,22 @@ def test_every_resource_failing_exits_1(tmp_path):
         assert len([line for line in result.stderr.splitlines() if " failed: " in line]) == 1
 
 
+def test_an_api_that_cannot_be_reached_exits_1_and_says_it_once(tmp_path):
+    """Issue 51: nothing listening at `base_url` exited 3 (PARTIAL: the resources with nothing configured
+    and `sales` without ids counted as loaded) and printed 115 retry warnings for one cause."""
+    with running_sandbox(seed=2, scale=50, time_scale=600) as sandbox:
+        token, base_url = sandbox.token(), sandbox.base_url
+    # the sandbox has stopped: nothing listens there now; no event, school or sale id configured
+    options = {"base_url": base_url, "access_token": token, "max_retries": 3, **FAST}
+    result = run_cli(["sync", "--no-progress"], cli_env(tmp_path, options), tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the run FAILED (exit status 1)" in result.stdout
+    assert "PARTIAL" not in result.stdout
+    retrying = [line for line in result.stderr.splitlines() if "retrying" in line]
+    assert len(retrying) == 1 and "Connection refused" in retrying[0], retrying
+    assert len([line for line in result.stderr.splitlines() if " failed: no answer from " in line]) == 1
+
+
 def test_one_resource_skipped_exits_3_and_a_clean_run_0(tmp_path):
     with running_sandbox(seed=2, scale=50, time_scale=600) as sandbox:
         transfers = next(op for op in OPERATIONS if op.name == "list_transfers")
