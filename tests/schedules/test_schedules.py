@@ -52,3 +52,19 @@ def test_cron_line_is_one_valid_entry_whose_shell_parses():
     assert ".venv/bin/platform-sync --log-format json sync" in command
     assert "[ $s -eq 0 ] || [ $s -eq 3 ]" in command
     assert ".venv/bin/platform-sync --log-format json models" in command  # no coloured dbt lines in the log
+
+
+def test_cron_line_runs_from_a_fresh_checkout_and_logs_there(tmp_path):
+    """Issue 51: in a fresh checkout `logs/` does not exist, and the line's redirection failed before
+    anything ran. The line as shipped, in a folder with the two commands stubbed: both run, the log is
+    written."""
+    [entry] = [line for line in CRON.read_text().splitlines() if line and not line.startswith("#")]
+    command = entry.split(maxsplit=5)[5].replace("\\%", "%").replace("/srv/platform-sync", str(tmp_path))
+    stub = tmp_path / ".venv" / "bin" / "platform-sync"
+    stub.parent.mkdir(parents=True)
+    stub.write_text('#!/bin/sh\necho "ran: $*"\n')
+    stub.chmod(0o755)
+    result = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    [log] = list((tmp_path / "logs").iterdir())
+    assert log.read_text().splitlines() == ["ran: --log-format json sync", "ran: --log-format json models"]
