@@ -325,6 +325,7 @@ def _run_models(options: argparse.Namespace) -> int:
     from pipelines.dbt.freshness import source_freshness
     from pipelines.dbt.runner import (
         ModelsError,
+        WarehouseHeld,
         WarehouseUnavailable,
         models_pipeline,
         require_raw_tables,
@@ -340,6 +341,9 @@ def _run_models(options: argparse.Namespace) -> int:
             result = run_models(pipeline, select=options.select, echo=not is_json())
         except ModelsError as exc:
             say(f"configuration error: {exc}", event="exit")
+            return EXIT_CONFIG
+        except WarehouseHeld as exc:
+            say(str(exc), event="exit")
             return EXIT_CONFIG
         except WarehouseUnavailable as exc:
             say(f"error: {exc}", event="exit")

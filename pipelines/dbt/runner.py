@@ -35,6 +35,7 @@ import dlt
 
 from pipelines.dbt.accounts import dbt_accounts_env
 from pipelines.sync.accounts import account_pipeline, configured_accounts
+from pipelines.sync.messages import duckdb_held_message
 from pipelines.sync.platform_pipeline import DATASET_NAME, make_pipeline
 
 DBT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_models"
@@ -49,6 +50,10 @@ class ModelsError(Exception):
 
 class WarehouseUnavailable(Exception):
     """The destination could not be reached to look for the raw tables (server down, wrong address)."""
+
+
+class WarehouseHeld(Exception):
+    """The DuckDB file is open in another program: nothing was run (exit 2, as `sync` says it)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,9 @@ def raw_tables(pipeline: dlt.Pipeline) -> list[str]:
                 client.dataset_name,
             )
     except Exception as exc:  # every driver has its own errors; the first line says what happened
+        held = duckdb_held_message(str(exc), "No model was built.")
+        if held is not None:
+            raise WarehouseHeld(held) from exc
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         where = describe_destination(pipeline)
         raise WarehouseUnavailable(f"cannot reach the {where}: {first_line}") from exc

@@ -54,15 +54,23 @@ def step_failure(step: str, error: BaseException) -> tuple[str, bool]:
     text = str(error)
     if _ACTUAL_REASON in text:
         text = text.split(_ACTUAL_REASON, 1)[1]
-    locked = _DUCKDB_LOCK.search(text)
-    if locked:
-        path, program, pid = locked.groups()
-        return (
-            f"not started: the DuckDB file {path} is open in another program ({program}, pid {pid}); "
-            "close it (or its connection) and run again. Nothing was requested.",
-            True,
-        )
+    held = duckdb_held_message(text, "Nothing was requested.")
+    if held is not None:
+        return held, True
     return f"sync failed in the {step} step: {text.strip()}", False
+
+
+def duckdb_held_message(text: str, consequence: str) -> str | None:
+    """The one line for DuckDB's "Could not set lock" in an error's text (another program has the file
+    open), or None when the text is about something else."""
+    locked = _DUCKDB_LOCK.search(text)
+    if locked is None:
+        return None
+    path, program, pid = locked.groups()
+    return (
+        f"not started: the DuckDB file {path} is open in another program ({program}, pid {pid}); "
+        f"close it (or its connection) and run again. {consequence}"
+    )
 
 
 def invalid_value_message(error: InvalidNativeValue) -> str:

@@ -133,6 +133,32 @@ def test_duckdb_file_held_open_by_another_program(tmp_path: Path, sandbox: Sandb
     assert sandbox.stats()["total"] == 0
 
 
+def test_models_on_a_duckdb_file_held_open_by_another_program(tmp_path: Path) -> None:
+    """Issue 51: `models` said it in dlt's 570 characters ("check if you configured the credentials ...
+    your internet connection may be down"), exit 1; `sync` says it in one line, exit 2, as the README
+    promises for both."""
+    database = tmp_path / "warehouse.duckdb"
+    seed = "create schema platform_raw; create table platform_raw.products (id text)"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(database)!r}); c.execute({seed!r}); {HOLD_OPEN}",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        result = run_cli(["models"], cli_env(tmp_path, {}), tmp_path)
+    finally:
+        holder.communicate("", timeout=30)
+    line = assert_one_cause(result, 2, f"not started: the DuckDB file {database} is open in another program")
+    assert f"pid {holder.pid}" in line and line.endswith("No model was built.")
+    assert "check if you configured the credentials" not in result.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "cause"),
     [
