@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 
 from sandbox.auth import ALL_SCOPES, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
+from sandbox.options import catalog_source_options
 
 COMMANDS = ("serve", "advance", "authorize", "catalog")
 DEFAULT_WORLD = "sandbox.world:SyntheticWorld"
@@ -296,11 +299,30 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"auth_url: {started.auth_url}")
         print(f"client_id: {DEMO_CLIENT_ID}")
         print(f"client_secret: {DEMO_CLIENT_SECRET}")
+        for line in sync_settings(started.base_url, started.auth_url, args.time_scale, world):
+            print(line)
         print("stop with Ctrl+C (SIGINT) or SIGTERM", flush=True)
 
     server.run(banner)
     print("sandbox stopped", flush=True)
     return 0
+
+
+def sync_settings(base_url: str, auth_url: str, time_scale: float, world: Any) -> list[str]:
+    """The exact settings that point a sync at this sandbox (issue 51: without the time scale the sync
+    paces itself to the real API's limits, and its ETA says 40 minutes), as environment variables."""
+    options = {
+        "base_url": base_url,
+        "rate_limit_time_scale": f"{time_scale:g}",
+        **{key: json.dumps(value) for key, value in catalog_source_options(world.catalog()).items()},
+    }
+    lines = ["to sync against it, set (or write the same keys in .dlt/config.toml, [sources.platform]):"]
+    lines += [f"  export SOURCES__PLATFORM__{k.upper()}={shlex.quote(text)}" for k, text in options.items()]
+    lines.append(
+        "  export SOURCES__PLATFORM__ACCESS_TOKEN="
+        f'"$(platform-sync sandbox authorize --auth-url {auth_url} --exchange)"'
+    )
+    return lines
 
 
 def _drift_banner(args: argparse.Namespace) -> str:

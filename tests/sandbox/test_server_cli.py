@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import httpx
 import pytest
 
@@ -150,3 +152,52 @@ def test_the_banner_prints_urls_and_demo_credentials():
 def test_an_unknown_world_is_a_clear_error(capsys):
     assert main(["--port", "0", "--auth-port", "0", "--world", "no_such_module:World"]) == 2
     assert "cannot load the world" in capsys.readouterr().err
+
+
+def test_the_banner_prints_the_settings_that_point_a_sync_at_it(tmp_path):
+    """Issue 51: the sandbox printed its addresses but not the `rate_limit_time_scale` (nor the ids the API
+    cannot list) a sync against it needs. The lines it prints, run by a shell as a user pastes them, then
+    the real `sync`: exit 0, paced at the sandbox's time scale, with the events the catalog names."""
+    command = [sys.executable, "-m", "sandbox", "--port", "0", "--auth-port", "0", "--seed", "2"]
+    command += ["--scale", "50", "--time-scale", "600"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": ROOT, "PATH": ""}
+    )
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        while not lines or not lines[-1].startswith("stop with"):
+            lines.append(process.stdout.readline())
+        exports = [line.strip() for line in lines if line.startswith("  export SOURCES__PLATFORM__")]
+        keys = [line.split("=", 1)[0].removeprefix("export SOURCES__PLATFORM__") for line in exports]
+        assert keys == [
+            "BASE_URL",
+            "RATE_LIMIT_TIME_SCALE",
+            "EVENT_IDS",
+            "COMMUNITY_IDS",
+            "COURSE_IDS",
+            "SCHOOLS",
+            "ACCESS_TOKEN",
+        ]
+        assert "SOURCES__PLATFORM__RATE_LIMIT_TIME_SCALE=600" in exports[1]
+        bin_dir = Path(sys.executable).parent
+        script = "\n".join([*exports, "platform-sync sync --no-progress --resources products,events"])
+        env = {
+            "PATH": f"{bin_dir}:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "DLT_DATA_DIR": str(tmp_path / ".dlt"),
+        }
+        env["DESTINATION__DUCKDB__CREDENTIALS"] = str(tmp_path / "w.duckdb")
+        env["RUNTIME__DLTHUB_TELEMETRY"] = "false"
+        result = subprocess.run(
+            ["sh", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
+    finally:
+        process.terminate()
+        process.wait(15)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "FAILED" not in result.stdout
+    events = json.loads(next(e for e in exports if "EVENT_IDS" in e).split("=", 1)[1].strip("'"))
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as connection:
+        loaded = connection.execute("select id from platform_raw.events").fetchall()
+    assert events and sorted(i for (i,) in loaded) == sorted(events)
