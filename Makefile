@@ -68,8 +68,10 @@ browser:
 
 # Three workers on two cores: the tests wait on their subprocesses, sandboxes and paced requests (one
 # core idle 14% of the time with two workers, measured 2026-11-26), which the third fills.
+# The 30 slowest tests, then the suite's wall and CPU time (its workers' included): tests/README.md.
 unit: install postgres-server browser
-	$(BIN)/pytest -n 3 --dist loadgroup -q --durations=30
+	@bash -c 'TIMEFORMAT="suite: wall %R s, CPU %U s user + %S s system"; \
+		time $(BIN)/pytest -n 3 --dist loadgroup -q --durations=30'
 
 # The other Pythons and the lowest dlt of the declared range, each from a clean copy of the checkout:
 # install, the demo end to end and a fast part of the suite (.ci/matrix; CI_MATRIX=skip skips it).
