@@ -44,6 +44,7 @@ from pipelines.cli.summary import print_interrupted, print_summary
 from pipelines.cli.sync_request import sync_request
 from pipelines.commands.forget import add_forget_command
 from pipelines.commands.write_commands import add_write_commands
+from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
 from pipelines.sync.lock import LockHeld, run_lock
 from pipelines.sync.messages import invalid_value_message, step_failure
@@ -240,16 +241,16 @@ def _run_sync(options: argparse.Namespace) -> int:
     request = sync_request(options)
     resources, source_options = request.resources, request.source_options
     progress = progress_for(options.log_format, interval=options.progress_interval, quiet=options.no_progress)
-    interruption = Interruption(on_signal=lambda signum: None)
+    interruption, kept = Interruption(on_signal=lambda signum: None), Checkpoints(request.checkpoint_requests)
     with stop_on_signals(interruption):
         check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
         pipeline = make_pipeline(options.destination, options.dataset, progress=progress)
         started_at = run_started_at()
-        interruption.on_signal = lambda signum: _say_interrupted(pipeline, progress, started_at, signum)
+        interruption.on_signal = lambda signum: _say_interrupted(pipeline, progress, started_at, signum, kept)
         with run_lock(pipeline, "write", command="platform-sync sync") as release_locks:
             interruption.release.append(release_locks)
             try:
-                result = sync(pipeline, resources, options.full_refresh, source_options)
+                result = sync(pipeline, resources, options.full_refresh, source_options, kept)
             except OSError as exc:
                 # dlt failed again while it handled a failure of a step (a full disk under its working
                 # folder): said as that step's failure, in one line (`load_failure.failure_line`)
@@ -282,8 +283,10 @@ def _run_sync(options: argparse.Namespace) -> int:
     return status
 
 
-def _say_interrupted(pipeline: Any, progress: SyncProgress, started_at: dt.datetime, signum: int) -> None:
-    """The first Ctrl-C or SIGTERM: one line on stderr, and what the run had done on stdout."""
+def _say_interrupted(
+    pipeline: Any, progress: SyncProgress, started_at: dt.datetime, signum: int, kept: Checkpoints
+) -> None:
+    """The first Ctrl-C or SIGTERM: one line on stderr, and what the run had done (and kept) on stdout."""
     progress.halt()
     tables = tables_loaded_since(pipeline, started_at.timestamp())
     say(interrupted_line(tables), level="warning", event="interrupted")
@@ -299,10 +302,12 @@ def _say_interrupted(pipeline: Any, progress: SyncProgress, started_at: dt.datet
                 "tables_loaded": tables,
                 "rows": {line.resource: line.rows for line in lines},
                 "requests": {line.resource: line.requests for line in lines},
+                "checkpoints_kept": len(kept.kept),
+                "rows_kept": kept.rows,
             }
         )
     else:
-        print_interrupted(progress.phase, progress.lines(), tables, status)
+        print_interrupted(progress.phase, progress.lines(), tables, status, kept=kept.kept_line())
 
 
 def _run_auth(options: argparse.Namespace) -> int:

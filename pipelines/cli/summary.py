@@ -34,6 +34,8 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
     print("", file=out)
     steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in result.seconds.items())
     print(f"time: {steps}", file=out)
+    if (passes := result.extra.get("checkpoints", 0)) > 1:
+        print(f"loaded in {passes} checkpoints (checkpoint_requests sale details each)", file=out)
     for resource, reason in sorted(result.report.not_due.items()):
         print(f"{resource}: not due ({reason})", file=out)
     if result.report.not_due:
@@ -113,14 +115,22 @@ def _first_reason(quarantined: list[Quarantined], resource: str) -> str:
 
 
 def print_interrupted(
-    step: str, lines: list[ResourceLine], tables: list[str], status: int, out: TextIO = sys.stdout
+    step: str,
+    lines: list[ResourceLine],
+    tables: list[str],
+    status: int,
+    out: TextIO = sys.stdout,
+    kept: str | None = None,
 ) -> None:
-    """What an interrupted sync had done: rows read and requests made per resource, the tables loaded."""
+    """What an interrupted sync had done: rows read and requests made per resource, the tables loaded,
+    and what its finished checkpoints kept (`kept`, `pipelines/sync/checkpoints.py`)."""
     print("", file=out)
     print(f"{'resource':40} {'rows read':>12} {'requests':>12}", file=out)
     for line in lines:
         print(f"{line.resource:40} {line.rows:>12,} {line.requests:>12,}", file=out)
     print(f"tables loaded by this run: {', '.join(tables) or 'none'}", file=out)
+    if kept:
+        print(kept, file=out)
     if step == "extract":
         print("rows read in the extract step were not loaded: the next run reads them again.", file=out)
     else:

@@ -7,6 +7,7 @@ import argparse
 import logging
 from dataclasses import dataclass, field
 
+from pipelines.sync.checkpoints import DEFAULT_CHECKPOINT_REQUESTS, checkpoint_requests
 from pipelines.sync.messages import HoldResourceOutcomes
 from pipelines.sync.platform_pipeline import check_resource_names
 from pipelines.sync.preflight import check_destination_name
@@ -14,10 +15,12 @@ from pipelines.sync.preflight import check_destination_name
 
 @dataclass(frozen=True)
 class SyncRequest:
-    """The resources asked for (None: all) and the source's options the command line sets."""
+    """The resources asked for (None: all), the source's options the command line sets, and the sale
+    details per checkpoint (`[sync] checkpoint_requests`, `pipelines/sync/checkpoints.py`)."""
 
     resources: list[str] | None
     source_options: dict[str, object] = field(default_factory=dict)
+    checkpoint_requests: int = DEFAULT_CHECKPOINT_REQUESTS
 
 
 def sync_request(options: argparse.Namespace) -> SyncRequest:
@@ -31,5 +34,6 @@ def sync_request(options: argparse.Namespace) -> SyncRequest:
     if resources:
         check_resource_names(resources)
     check_destination_name(options.destination)
+    checkpoint = checkpoint_requests()  # a bad value: one line, before any request
     logging.getLogger("platform_sync.source").addFilter(HoldResourceOutcomes())
-    return SyncRequest(resources, source_options)
+    return SyncRequest(resources, source_options, checkpoint)

@@ -18,6 +18,7 @@ from dlt.common.pipeline import LoadInfo
 from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
+from pipelines.sync.checkpoints import Checkpoints, run_in_passes
 from pipelines.sync.coverage import sales_coverage, sales_verification
 from pipelines.sync.defaults import set_value
 from pipelines.sync.deletions import deletion_time, mark_deletions
@@ -208,8 +209,13 @@ def sync(
     resources: Sequence[str] | None = None,
     full_refresh: bool = False,
     source_options: Mapping[str, Any] | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> SyncResult:
-    """Extract, normalize and load the selected resources (all by default) and say what happened."""
+    """Extract, normalize and load the selected resources (all by default) and say what happened.
+
+    With `checkpoints` of a size (`checkpoint_requests`), the run loads in passes of that many sale
+    details each (`pipelines/sync/checkpoints.py`), and `checkpoints.kept` says which finished while it
+    runs; without, in one pass."""
     selected = check_resource_names(resources) if resources else None
     report = RunReport()
     display = pipeline.collector
@@ -221,7 +227,8 @@ def sync(
     # (`store_renewals.py`), so it must be dlt's current pipeline then, not the last one created (the
     # runs table's).
     pipeline.activate()
-    source = platform_source(report=report, **dict(source_options or {}))
+    options = dict(source_options or {})
+    source = platform_source(report=report, **options)
     if selected:
         source = source.with_resources(*selected)
     if report.privacy is not None:
@@ -234,10 +241,26 @@ def sync(
     if full_refresh:
         run_options["refresh"] = "drop_sources"
     finish_pending_packages(pipeline, run_options["loader_file_format"])
-    load_info = run_within_memory(pipeline, source, **run_options)
-    claim(pipeline, warehouse_place(pipeline))  # this folder's state is now this warehouse's
-    remove_orphans(pipeline)  # child rows a load killed half-way left, its package lost with the folder
-    deleted = mark_deletions(pipeline, report, deletion_time(report))
+    deleted: dict[str, int] = {}
+
+    def make_source(first: bool) -> Any:
+        if first:
+            return source
+        pipeline.activate()  # as for the first: the source reads this pipeline's state while built
+        clock = report.run_clock  # the run's: its start stamps the run's rows and deletions
+        later = platform_source(report=report, **options).with_resources("sales")
+        report.run_clock = clock
+        load_tables_as(later, run_options["loader_file_format"])
+        return later
+
+    def after_pass() -> None:
+        claim(pipeline, warehouse_place(pipeline))  # this folder's state is now this warehouse's
+        remove_orphans(pipeline)  # child rows a load killed half-way left, its package lost with the folder
+        for table, count in mark_deletions(pipeline, report, deletion_time(report)).items():
+            deleted[table] = deleted.get(table, 0) + count
+
+    kept = checkpoints if checkpoints is not None else Checkpoints(0)
+    load_info = run_in_passes(pipeline, make_source, report, kept, after_pass, run_options)
     total = time.monotonic() - started
     _note_forgotten_again(report)
     source_state = pipeline.state.get("sources", {}).get(source.name, {})
@@ -248,9 +271,9 @@ def sync(
     retired_sales = {row["id"] for row in retired if row["kind"] == "sale"}
     return SyncResult(
         load_info=load_info,
-        rows=_loaded_rows(pipeline),
+        rows=kept.rows,
         requests=dict(report.requests),
-        seconds={**_step_seconds(pipeline), "total": total},
+        seconds={**kept.seconds, "total": total},
         report=report,
         freshness=table_freshness(
             source_state, report, selected or list(STREAMS), checked_at, sales_verification(pipeline)
@@ -258,6 +281,7 @@ def sync(
         coverage=sales_coverage(pipeline, report.configured_sale_ids, retired_sales, checked_at),
         retired=retired,
         deleted=deleted,
+        extra={"checkpoints": len(kept.kept)} if kept.size else {},
     )
 
 
@@ -305,22 +329,3 @@ def file_format(pipeline: dlt.Pipeline) -> Any:
     """Parquet where the destination takes it: an order of magnitude faster to load than SQL inserts."""
     capabilities = pipeline.destination.capabilities()
     return "parquet" if "parquet" in capabilities.supported_loader_file_formats else None
-
-
-def _loaded_rows(pipeline: dlt.Pipeline) -> dict[str, int]:
-    trace = pipeline.last_trace
-    info = trace.last_normalize_info if trace else None
-    if info is None:
-        return {}
-    return {table: count for table, count in sorted(info.row_counts.items()) if not table.startswith("_dlt")}
-
-
-def _step_seconds(pipeline: dlt.Pipeline) -> dict[str, float]:
-    trace = pipeline.last_trace
-    if trace is None:
-        return {}
-    steps: dict[str, float] = {}
-    for step in trace.steps:
-        if step.step in ("extract", "normalize", "load") and step.finished_at and step.started_at:
-            steps[step.step] = (step.finished_at - step.started_at).total_seconds()
-    return steps

@@ -49,6 +49,37 @@ class SalesCycle:
 
 
 @dataclass
+class SalePasses:
+    """A run loaded in passes (checkpoints, `pipelines/sync/checkpoints.py`): each pass is one load with
+    its state, and fetches at most `checkpoint` sale details of the run's `sales_max_requests`. What the
+    passes so far did, so that the next one goes on from there instead of repeating it."""
+
+    checkpoint: int  # sale details per pass
+    cycle_only: bool = False  # a pass for the re-verification cycle alone (the rest of the run was done)
+    fetched: set[str] = field(default_factory=set)  # sale ids requested by the passes so far
+    spent: int = 0  # sale details requested by the passes so far
+    reverified: int = 0  # of them, by the re-verification cycle
+    cycle: SalesCycle | None = None  # the run's cycle (the first pass's start)
+    waiting: int = 0  # sale ids the last pass left for later (its budget reached, or requests failed)
+    # the last pass's sale details: (budget, spent, cycle reserve, reverified); None: `sales` did not run
+    last: tuple[int, int, int, int] | None = None
+
+    def plan(self, run_budget: int, run_reserve: int, reserve_of: Callable[[int], int]) -> tuple[int, int]:
+        """This pass's (budget, cycle reserve): the checkpoint within what the run has left, and its share
+        of the cycle (`reserve_of(budget)`; all of it in a pass for the cycle alone) within the run's."""
+        budget = max(0, min(self.checkpoint, run_budget - self.spent))
+        cycle_left = max(0, run_reserve - self.reverified)
+        reserve = min(cycle_left, budget if self.cycle_only else reserve_of(budget))
+        return budget, reserve
+
+    def passed(self, fetched: set[str], budget: int, spent: int, reserve: int, reverified: int) -> None:
+        self.fetched |= fetched
+        self.spent += spent
+        self.reverified += reverified
+        self.last = (budget, spent, reserve, reverified)
+
+
+@dataclass
 class RunReport:
     """Resources skipped (a missing scope) or failed (an error after retries) in this run, and full-scan
     resources not read because their last complete scan is recent (`not_due`, which is no problem).
@@ -84,6 +115,10 @@ class RunReport:
     # 404 in this run: their rows are marked deleted after the load (`pipelines/deletions.py`).
     gone: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
     privacy: Scrubber | None = None  # what the run does to personal values (`privacy/`)
+    sale_passes: SalePasses | None = None  # the run loads in passes (`pipelines/sync/checkpoints.py`)
+    # What the clients of the run's earlier passes counted (each pass builds its source, and its client).
+    _earlier_requests: dict[str, int] = field(default_factory=dict, repr=False)
+    _earlier_rate_limited: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
     # 429 answers per operation: (all, those from another client of the account), from the client.
@@ -95,21 +130,33 @@ class RunReport:
         return self.retirements.retired_now if self.retirements is not None else []
 
     def count_requests_with(self, counter: Callable[[], dict[str, int]]) -> None:
-        """Where `requests` reads the number of requests made per operation (the source's client)."""
+        """Where `requests` reads the number of requests made per operation (the source's client); a
+        later pass's client adds to what the earlier ones counted."""
+        self._earlier_requests = self.requests
         self._count_requests = counter
 
     @property
     def requests(self) -> dict[str, int]:
-        return self._count_requests() if self._count_requests else {}
+        counted = dict(self._earlier_requests)
+        for name, count in (self._count_requests() if self._count_requests else {}).items():
+            counted[name] = counted.get(name, 0) + count
+        return counted
 
     def count_rate_limited_with(self, counter: Callable[[], dict[str, tuple[int, int]]]) -> None:
         """Where `rate_limited` reads the 429s per operation (all, another client's) (the client)."""
+        self._earlier_rate_limited = self.rate_limited
         self._count_rate_limited = counter
 
     @property
     def rate_limited(self) -> dict[str, tuple[int, int]]:
         """429 answers per operation that had any: (all of them, those from another client)."""
-        return self._count_rate_limited() if self._count_rate_limited else {}
+        counted = dict(self._earlier_rate_limited)
+        for name, (limited, foreign) in (
+            self._count_rate_limited() if self._count_rate_limited else {}
+        ).items():
+            before = counted.get(name, (0, 0))
+            counted[name] = (before[0] + limited, before[1] + foreign)
+        return counted
 
     def plan_sale_details(self, planned: int) -> None:
         self.sale_details_planned = planned  # one int assigned: atomic, read by the progress thread

@@ -87,6 +87,7 @@ class SaleFetcher:
         retired: frozenset[str] = frozenset(),
         unknown: SaleRetirements | None = None,
         allowance: int = 0,
+        fetched: frozenset[str] = frozenset(),
     ) -> None:
         self.client = client
         self.budget = budget
@@ -100,6 +101,9 @@ class SaleFetcher:
         self.probed = 0  # requests spent on ids on probation
         self.left_over: list[str] = []
         self.configured_left = 0  # configured ids the budget did not reach (asked again next run)
+        # Ids the run's earlier passes requested (`SalePasses`): not asked again in this run.
+        self.fetched = fetched
+        self.requested: set[str] = set()  # the ids this fetcher requested
         # Told how many sale details this run makes, as far as it knows: fetched, in flight and
         # queued, within the budget (it grows while the producers discover ids).
         self.on_planned = on_planned
@@ -118,7 +122,7 @@ class SaleFetcher:
         once the producers are done, the refresh candidates, then the `configured` ids."""
         unknown = self.unknown
         retired = self.retired | (unknown.retired if unknown is not None else set())
-        seen: set[str] = set()
+        seen: set[str] = set(self.fetched)
         urgent: deque[str] = deque()  # announced, carried over, discovered, and order bumps' main sales
 
         def want(sale_id: str) -> bool:
@@ -132,7 +136,7 @@ class SaleFetcher:
         urgent.extend(i for i in carried_over if want(i))
         later = deque(i for i in dict.fromkeys(configured) if i not in seen and i not in retired)
         refresh = deque(i for i in ledger.refresh_candidates if i not in seen and i not in retired)
-        cycle = deque(i for i in ledger.verify_order if i not in retired)
+        cycle = deque(i for i in ledger.verify_order if i not in retired and i not in self.fetched)
         reserve = min(self.reserve, len(cycle))
         kept = min(self.allowance, len(probation))  # for the ids on probation, from the others
         queue_open = True
@@ -155,6 +159,7 @@ class SaleFetcher:
                     if sale_id is None:
                         break
                     seen.add(sale_id)
+                    self.requested.add(sale_id)
                     self.spent += 1
                     self.reverified += spent_on == "cycle"
                     self.probed += spent_on == "probation"
@@ -248,7 +253,7 @@ def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     try:
         yield from _read_sales(ctx, stream, changed)
     finally:
-        ctx.report.changed_sales = len(changed)
+        ctx.report.changed_sales += len(changed)  # over the run's passes
         ctx.documents_due.close(changed)  # their fiscal documents are read again (`financial_followups.py`)
 
 
@@ -294,18 +299,30 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         keep_pending_sale_ids(state, [*announced, *carried, *drain(ctx.sale_ids, ledger.known)])
         ctx.report.skip(stream.name, scope_message(stream, missing))
         return
-    reserve = reverify_reserve(settings.sales_reverify_share, settings.sales_max_requests)
-    cycle = SalesCycle(reserve, ctx.snapshot_at, _previous_run(state.get(RUN_STARTED_KEY)))
+    budget = settings.sales_max_requests
+    reserve = reverify_reserve(settings.sales_reverify_share, budget)
+    passes = ctx.report.sale_passes  # a run in passes: this one within its checkpoint (`SalePasses`)
+    cycle = passes.cycle if passes is not None and passes.cycle is not None else None
+    if cycle is None:
+        cycle = SalesCycle(reserve, ctx.snapshot_at, _previous_run(state.get(RUN_STARTED_KEY)))
     ctx.report.sales_cycle = cycle
-    state[RUN_STARTED_KEY] = ctx.snapshot_at.isoformat()
+    state[RUN_STARTED_KEY] = cycle.run_at.isoformat()
+    on_planned: Callable[[int], None] = ctx.report.plan_sale_details
+    if passes is not None:
+        passes.cycle = cycle
+        budget, reserve = passes.plan(
+            budget, reserve, lambda pass_budget: reverify_reserve(settings.sales_reverify_share, pass_budget)
+        )
+        on_planned = _planned_after(ctx.report.plan_sale_details, passes.spent)
     fetcher = SaleFetcher(
         ctx.client,
-        settings.sales_max_requests,
+        budget,
         settings.sales_concurrency,
-        ctx.report.plan_sale_details,
+        on_planned,
         reserve=reserve,
         unknown=unknown,
-        allowance=budget_share(settings.unknown_ids_share, settings.sales_max_requests),
+        allowance=budget_share(settings.unknown_ids_share, budget),
+        fetched=frozenset(passes.fetched) if passes is not None else frozenset(),
     )
     verified = {VERIFIED_AT: ctx.snapshot_at}
     page: Rows = []
@@ -342,17 +359,27 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         yield from unknown.table_items(ctx.retirements, rebuilding, stream.name)
         raise
     finally:
-        cycle.reverified = fetcher.reverified
+        cycle.reverified = fetcher.reverified + (passes.reverified if passes is not None else 0)
         # Whatever was fetched but not handed over (the extract stopped this generator) waits as pending.
         keep_pending_sale_ids(state, [*fetcher.left_over, *page_ids])
         unknown.keep(state)
+        if passes is not None:
+            passes.passed(fetcher.requested, budget, fetcher.spent, reserve, fetcher.reverified)
     if line := unknown.summary_line(settings.unknown_ids_share):
         ctx.report.warn(line)
-    if waiting := len(fetcher.left_over) + fetcher.configured_left:
+    waiting = len(fetcher.left_over) + fetcher.configured_left
+    if passes is not None:
+        passes.waiting = waiting  # said once the run's last pass is done (`pipelines/sync/checkpoints.py`)
+    elif waiting:
         ctx.report.warn(
             f"{waiting} sale ids wait for the next run "
             f"(sales_max_requests = {settings.sales_max_requests} was reached or requests failed)"
         )
+
+
+def _planned_after(plan: Callable[[int], None], done: int) -> Callable[[int], None]:
+    """The progress display's total of a pass: the run's earlier passes' sale details, and this one's."""
+    return lambda planned: plan(done + planned)
 
 
 def _previous_run(value: Any) -> datetime | None:

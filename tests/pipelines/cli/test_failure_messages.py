@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -108,13 +109,14 @@ def test_missing_access_token(tmp_path: Path, sandbox: SandboxHandle) -> None:
     )
 
 
-def test_duckdb_file_held_open_by_another_program(tmp_path: Path, sandbox: SandboxHandle) -> None:
-    database = tmp_path / "warehouse.duckdb"
+@contextmanager
+def held_open(database: Path, sql: str = "select 1") -> Iterator[subprocess.Popen[str]]:
+    """Another program holding the DuckDB file open (after running `sql` on it) while the block runs."""
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            f"import duckdb, sys; c = duckdb.connect({str(database)!r}); {HOLD_OPEN}",
+            f"import duckdb, sys; c = duckdb.connect({str(database)!r}); c.execute({sql!r}); {HOLD_OPEN}",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -122,11 +124,17 @@ def test_duckdb_file_held_open_by_another_program(tmp_path: Path, sandbox: Sandb
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        yield holder
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def test_duckdb_file_held_open_by_another_program(tmp_path: Path, sandbox: SandboxHandle) -> None:
+    database = tmp_path / "warehouse.duckdb"
+    with held_open(database) as holder:
         env = cli_env(tmp_path, source_options(sandbox, sandbox.token(), **FAST))
         sandbox.reset_stats()
         result = run_cli(TWO, env, tmp_path)
-    finally:
-        holder.communicate("", timeout=30)
     line = assert_one_cause(result, 2, f"not started: the DuckDB file {database} is open in another program")
     assert f"pid {holder.pid}" in line and "close it" in line
     assert "check if you configured the credentials" not in result.stderr
@@ -139,21 +147,8 @@ def test_models_on_a_duckdb_file_held_open_by_another_program(tmp_path: Path) ->
     promises for both."""
     database = tmp_path / "warehouse.duckdb"
     seed = "create schema platform_raw; create table platform_raw.products (id text)"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            f"import duckdb, sys; c = duckdb.connect({str(database)!r}); c.execute({seed!r}); {HOLD_OPEN}",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+    with held_open(database, seed) as holder:
         result = run_cli(["models"], cli_env(tmp_path, {}), tmp_path)
-    finally:
-        holder.communicate("", timeout=30)
     line = assert_one_cause(result, 2, f"not started: the DuckDB file {database} is open in another program")
     assert f"pid {holder.pid}" in line and line.endswith("No model was built.")
     assert "check if you configured the credentials" not in result.stderr
