@@ -242,10 +242,13 @@ def sync(
         run_options["refresh"] = "drop_sources"
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     deleted: dict[str, int] = {}
+    reforgotten = [0]  # people blanked again by the passes before the last (each pass has its scrubber)
 
     def make_source(first: bool) -> Any:
         if first:
             return source
+        if report.privacy is not None:
+            reforgotten[0] += report.privacy.reforgotten
         pipeline.activate()  # as for the first: the source reads this pipeline's state while built
         clock = report.run_clock  # the run's: its start stamps the run's rows and deletions
         later = platform_source(report=report, **options).with_resources("sales")
@@ -262,7 +265,7 @@ def sync(
     kept = checkpoints if checkpoints is not None else Checkpoints(0)
     load_info = run_in_passes(pipeline, make_source, report, kept, after_pass, run_options)
     total = time.monotonic() - started
-    _note_forgotten_again(report)
+    _note_forgotten_again(report, reforgotten[0])
     source_state = pipeline.state.get("sources", {}).get(source.name, {})
     # on the clock of the run's stamp (`runclock.RunClock.now`), as the run records it is read with
     checked_at = report.run_clock.now() if report.run_clock is not None else dt.datetime.now(dt.UTC)
@@ -285,10 +288,12 @@ def sync(
     )
 
 
-def _note_forgotten_again(report: RunReport) -> None:
-    if report.privacy is not None and report.privacy.reforgotten:
+def _note_forgotten_again(report: RunReport, earlier_passes: int = 0) -> None:
+    """One line for the run: the people blanked again on the way in, by every pass of the run."""
+    count = earlier_passes + (report.privacy.reforgotten if report.privacy is not None else 0)
+    if count:
         report.warn(
-            f"{report.privacy.reforgotten} records named people forgotten earlier (`platform-sync forget`): "
+            f"{count} records named people forgotten earlier (`platform-sync forget`): "
             "the platform sent them again; their personal fields were blanked on the way in"
         )
 

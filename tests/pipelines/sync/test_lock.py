@@ -54,6 +54,8 @@ def test_second_sync_exits_2_naming_the_holder_same_folder_and_same_duckdb_file(
         try:
             entry = wait_for_holder(first_dir / ".dlt" / "pipelines" / "platform_sync.lock", first.pid)
             assert entry["host"] == socket.gethostname() and entry["mode"] == "write"
+            # each lock file names when its own lock was taken (they may be a second apart)
+            database_entry = wait_for_holder(database.with_name("warehouse.duckdb.lock"), first.pid)
 
             started = time.monotonic()
             same_folder = run_cli(["sync", "--no-progress"], in_folder(env, first_dir), first_dir)
@@ -66,10 +68,9 @@ def test_second_sync_exits_2_naming_the_holder_same_folder_and_same_duckdb_file(
             assert same_folder.stdout == ""  # no summary: nothing ran
             assert other_folder.returncode == 2, other_folder.stdout + other_folder.stderr
             assert f"the DuckDB file {database} is in use" in other_folder.stderr
-            for refused in (same_folder, other_folder):
+            for refused, held in ((same_folder, entry), (other_folder, database_entry)):
                 assert (
-                    f"pid {first.pid} on host {socket.gethostname()}, since {entry['since']}"
-                    in refused.stderr
+                    f"pid {first.pid} on host {socket.gethostname()}, since {held['since']}" in refused.stderr
                 )
                 assert "Traceback" not in refused.stderr
         finally:
