@@ -136,25 +136,37 @@ def freshness(session: Session, raw: str, tables: set[str]) -> list[Any]:
     """Each table's refresh rule, last complete read and full scan, next scan and what waits."""
     if FRESHNESS_TABLE not in tables:
         return not_recorded("Freshness is", raw, FRESHNESS_TABLE, "freshness-not-recorded")
+    # the promise (how stale a table may be at this schedule and budget): from the runs that write it
+    recorded = freshness_columns(session, raw)
+    stale = "round(stale_within_hours, 2)" if "stale_within_hours" in recorded else "null"
     rows = session.rows(
         f"""
-        select table_name, refresh, last_read_at, last_full_scan_at, next_full_scan_after, not_fetched,
-            round(not_fetched_minutes) from {raw}.{FRESHNESS_TABLE} order by not_fetched desc, table_name
+        select table_name, refresh, {stale}, last_read_at, last_full_scan_at, next_full_scan_after,
+            not_fetched, round(not_fetched_minutes)
+        from {raw}.{FRESHNESS_TABLE} order by not_fetched desc, table_name
         """
     )
-    columns = ["table", "refresh", "last read", "last full scan", "next full scan", "not fetched", "minutes"]
+    columns = [
+        "table", "refresh", "stale within (h)", "last read", "last full scan", "next full scan",
+        "not fetched", "minutes",
+    ]  # fmt: skip
     return [table("table-freshness", columns, rows, page_size=20), *sales_cycle(session, raw)]
 
 
-def sales_cycle(session: Session, raw: str) -> list[Any]:
-    """How often every known sale is fetched again (`sales_reverify_share`), from the `sales` row."""
-    recorded = {
+def freshness_columns(session: Session, raw: str) -> set[str]:
+    """The columns `_platform_freshness` has (older runs wrote fewer)."""
+    return {
         name
         for (name,) in session.rows(
             "select column_name from information_schema.columns where table_schema = ? and table_name = ?",
             [raw, FRESHNESS_TABLE],
         )
     }
+
+
+def sales_cycle(session: Session, raw: str) -> list[Any]:
+    """How often every known sale is fetched again (`sales_reverify_share`), from the `sales` row."""
+    recorded = freshness_columns(session, raw)
     if "reverify_cycle_runs" not in recorded:
         return []
     rows = session.rows(

@@ -40,7 +40,7 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
         print(f"{resource}: not due ({reason})", file=out)
     if result.report.not_due:
         print(
-            "resources not due keep their tables as last loaded (rescan_hours); "
+            "resources not due keep their tables as last loaded (scan_budget_share, rescan_hours); "
             "`platform-sync sync --rescan` reads them now.",
             file=out,
         )

@@ -41,7 +41,6 @@ from sources.platform.resources.store_sale_ids import SaleIdQueue
 from sources.platform.resources.stream import DELETED_AT, DELETED_AT_COLUMN
 from sources.platform.runclock import RUN_STAMPS_KEY, RunClock, latest_stamp
 from sources.platform.settings import (
-    DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
     DEFAULT_CLOCK_TOLERANCE_SECONDS,
     DEFAULT_COMMUNITY_DAYS,
     DEFAULT_CURSOR_LOOKBACK_MINUTES,
@@ -56,9 +55,11 @@ from sources.platform.settings import (
     DEFAULT_SALES_RECHECK_HOURS,
     DEFAULT_SALES_REFRESH_DAYS,
     DEFAULT_SALES_REVERIFY_SHARE,
+    DEFAULT_SCAN_BUDGET_SHARE,
     DEFAULT_START_DATE,
     DEFAULT_SUBSCRIPTIONS_WINDOW_DAYS,
     DEFAULT_UNKNOWN_IDS_SHARE,
+    DEFAULT_UNLISTED_RATE_LIMIT,
     SourceSettings,
     decode_workers_or_default,
     int_ids,
@@ -68,6 +69,7 @@ from sources.platform.settings import (
     parse_schools,
     parse_start_date,
     positive,
+    positive_rate,
     positive_seconds,
     positive_share,
     share,
@@ -106,7 +108,9 @@ def platform_source(
     rescan_hours: float = DEFAULT_RESCAN_HOURS,
     rescan_hours_by_resource: Mapping[str, float] | None = None,
     rescan: bool = False,
-    cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS,
+    scan_budget_share: float = DEFAULT_SCAN_BUDGET_SHARE,
+    unlisted_rate_limit: float = DEFAULT_UNLISTED_RATE_LIMIT,
+    run_interval_hours: float = 0.0,
     cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES,
     clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS,
     renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS,
@@ -132,9 +136,13 @@ def platform_source(
         event_ids, community_ids, sale_ids, course_ids, schools: Ids the API gives no way to list.
         rescan_hours: A full-scan resource (`Stream.full_scan`) whose last complete scan is younger than
             this is not read (0: read every run); `rescan_hours_by_resource` overrides it per resource.
-        cheap_scan_max_requests: A whole list (a full scan that is not a fan of one request per
-            parent) whose last complete scan made at most this many requests is read on every run,
-            whatever `rescan_hours` says (`rescan.py`).
+        scan_budget_share: The share of each operation's requests between two runs that the full scans
+            may take: a scan that fits is read every run, a larger one every k-th run, never less often
+            than `rescan_hours` (`scan_budget.py`); 0: every `rescan_hours` only.
+        unlisted_rate_limit: Requests per minute assumed, for that arithmetic only, of an operation the
+            spec gives no limit (the limiter does not hold it to this).
+        run_interval_hours: The interval between scheduled runs; 0 (default): measured from the last
+            runs' starts (one hour until two gaps are known).
         sales_reverify_share: Share of `sales_max_requests` kept each run for re-fetching the known sales
             verified longest ago, so every known sale is verified again within a bounded number of runs.
         retire_after_not_found: Runs that must each get a 404 for an id (event, student, delivery)
@@ -206,7 +214,9 @@ def platform_source(
         rescan_hours=parse_rescan_hours("rescan_hours", rescan_hours),
         rescan_hours_by_resource=parse_rescan_hours_by_resource(rescan_hours_by_resource, FULL_SCANS),
         rescan=rescan,
-        cheap_scan_max_requests=whole_number("cheap_scan_max_requests", cheap_scan_max_requests),
+        scan_budget_share=share("scan_budget_share", scan_budget_share),
+        unlisted_rate_limit=positive_rate("unlisted_rate_limit", unlisted_rate_limit),
+        run_interval_hours=parse_rescan_hours("run_interval_hours", run_interval_hours),
         cursor_lookback_minutes=non_negative("cursor_lookback_minutes", cursor_lookback_minutes),
         clock_tolerance_seconds=non_negative("clock_tolerance_seconds", clock_tolerance_seconds),
         renewals_max_requests=whole_number("renewals_max_requests", renewals_max_requests),

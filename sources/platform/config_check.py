@@ -58,6 +58,15 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "rate_limit_time_scale": ("a number", "rate_limit_time_scale = 1.0"),
     "max_retries": ("a whole number", "max_retries = 6"),
     "patience_seconds": ("a number of seconds", "patience_seconds = 300"),
+    "scan_budget_share": ("a number from 0 to less than 1", "scan_budget_share = 0.1"),
+    "unlisted_rate_limit": ("a number of requests per minute", "unlisted_rate_limit = 60"),
+    "run_interval_hours": ("a number of hours", "run_interval_hours = 1"),
+}
+# Keys that were read once and are no more, with what replaced them.
+REPLACED = {
+    "cheap_scan_max_requests": "replaced by scan_budget_share (how often a whole list is read now follows "
+    "from its cost, its rate limit and the interval between runs); remove it, or set scan_budget_share = 0 "
+    "to read every full scan only every rescan_hours",
 }
 WHOLE_NUMBER_DEFAULTS = {
     "items_per_page": 100,
@@ -68,7 +77,6 @@ WHOLE_NUMBER_DEFAULTS = {
     "sales_max_requests": 5000,
     "sales_refresh_days": 30,
     "sales_concurrency": 4,
-    "cheap_scan_max_requests": 20,
 }
 EXAMPLES.update({key: ("a whole number", f"{key} = {value}") for key, value in WHOLE_NUMBER_DEFAULTS.items()})
 LISTS = ("event_ids", "community_ids", "sale_ids", "course_ids", "granted_scopes")
@@ -93,6 +101,8 @@ def check_source_config(parameters: Collection[str], resources: Collection[str] 
 
 
 def _unknown(origin: str, shown: str, key: str, known: Collection[str]) -> str:
+    if key in REPLACED:
+        return f"{shown} in [sources.platform] ({origin}) is {REPLACED[key]}"
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
     hint = f": did you mean {close[0]}?" if close else f"; the keys are: {', '.join(sorted(known))}"
     return f"unknown key {shown} in [sources.platform] ({origin}){hint}"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pendulum
 
-from sources.platform.report import RunReport, SalesCycle
+from sources.platform.report import RunReport, SalesCycle, ScanSchedule
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY, SCAN_STAMPS_KEY, stamped_time
 from sources.platform.resources import STREAMS
 from sources.platform.resources.store_sale_ids import pending_sale_ids
@@ -24,10 +24,13 @@ from sources.platform.resources.store_sale_ids import pending_sale_ids
 LAST_READS_KEY = "last_read_at"
 
 FRESHNESS_TABLE = "_platform_freshness"
-EVERY_RUN = "full scan, every run"  # the `refresh` of a whole list read on every run
+EVERY_RUN = "full scan, read every run"  # the `refresh` of a whole list read on every run
 FRESHNESS_COLUMNS: dict[str, Any] = {
     "table_name": {"data_type": "text", "nullable": False, "primary_key": True},
     "refresh": {"data_type": "text", "nullable": False},
+    # The promise: how long a change on the platform may take to reach the table at this budget and
+    # schedule (`scan_budget.Plan.stale_within`; the incremental tables: one run interval).
+    "stale_within_hours": {"data_type": "double", "nullable": True},
     "last_read_at": {"data_type": "timestamp", "timezone": True, "nullable": True},
     "last_full_scan_at": {"data_type": "timestamp", "timezone": True, "nullable": True},
     "last_scan_requests": {"data_type": "bigint", "nullable": True},
@@ -85,6 +88,7 @@ def table_freshness(
         row: dict[str, Any] = {
             "table_name": name,
             "refresh": "incremental",
+            "stale_within_hours": None,
             "last_read_at": stamped_time(reads, name),
             "last_full_scan_at": None,
             "last_scan_requests": None,
@@ -95,9 +99,13 @@ def table_freshness(
             "checked_at": checked_at,
             **dict.fromkeys(CYCLE_COLUMNS),
         }
+        if not stream.full_scan and report.run_interval is not None:
+            row["stale_within_hours"] = report.run_interval.total_seconds() / 3600  # read every run
         if stream.full_scan:
             schedule = report.scans.get(name)
-            row["refresh"] = _refresh(schedule.interval.total_seconds() if schedule else None)
+            row["refresh"] = _refresh(schedule)
+            if schedule is not None and schedule.stale_within is not None:
+                row["stale_within_hours"] = schedule.stale_within.total_seconds() / 3600
             row["last_full_scan_at"] = stamped_time(scans, name)
             row["last_scan_requests"] = costs.get(name)
             if schedule is not None and schedule.interval and row["last_full_scan_at"] is not None:
@@ -107,16 +115,22 @@ def table_freshness(
             known = verification[0] if verification is not None else 0
             row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report, known))
             row.update(_sales_cycle(report.sales_cycle, verification))
+            if row["reverify_cycle_runs"] is not None and report.run_interval is not None:
+                # a change to a known sale waits for its re-verification, at most one cycle
+                cycle = row["reverify_cycle_runs"] * report.run_interval.total_seconds() / 3600
+                row["stale_within_hours"] = cycle
         rows.append(row)
     return rows
 
 
-def _refresh(interval_seconds: float | None) -> str:
-    if interval_seconds is None:
+def _refresh(schedule: ScanSchedule | None) -> str:
+    if schedule is None:
         return "full scan, on the next run"  # not scanned this run (failed, skipped): its next run scans
-    if interval_seconds == 0:
+    if schedule.promise:
+        return f"full scan, {schedule.promise}"
+    if not schedule.interval:
         return EVERY_RUN
-    return f"full scan, every {interval_seconds / 3600:g} h"
+    return f"full scan, every {schedule.interval.total_seconds() / 3600:g} h"
 
 
 def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport, known: int) -> dict[str, Any]:
@@ -170,12 +184,16 @@ def cycle_line(row: Mapping[str, Any]) -> str | None:
 
 
 def freshness_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The summary's lines: the full scans read on every run, and what is not fetched yet."""
+    """The summary's lines: how often the full scans are read (`scan_budget.Plan.promise`), the sales'
+    re-verification cycle, and what is not fetched yet."""
     lines = []
-    every_run = [row for row in rows if row["refresh"] == EVERY_RUN]
-    if every_run:
-        names = ", ".join(f"{row['table_name']} ({row['last_scan_requests']})" for row in every_run)
-        lines.append(f"read whole on every run, their scan being cheap (requests): {names}")
+    by_promise: dict[str, list[str]] = {}
+    for row in rows:
+        if row["refresh"].startswith("full scan, read"):
+            promise = row["refresh"].removeprefix("full scan, ")
+            by_promise.setdefault(promise, []).append(f"{row['table_name']} ({row['last_scan_requests']})")
+    for promise, names in by_promise.items():
+        lines.append(f"whole lists {promise} (requests a scan): {', '.join(names)}")
     for row in rows:
         if line := cycle_line(row):
             lines.append(line)

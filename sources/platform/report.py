@@ -26,8 +26,10 @@ logger = logging.getLogger("platform_sync.source")
 class ScanSchedule:
     """How often a full-scan resource is read, as this run found it (`rescan.py`)."""
 
-    interval: timedelta  # zero: on every run (its last scan was cheap)
+    interval: timedelta  # zero: on every run (the budget allows it)
     next_after: datetime  # the first run start that reads it again
+    promise: str = ""  # how often it is read, in words (`scan_budget.Plan.promise`)
+    stale_within: timedelta | None = None  # the longest a change may wait to reach the table
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
     scans: dict[str, ScanSchedule] = field(default_factory=dict)  # the full-scan resources' schedules
+    run_interval: timedelta | None = None  # between runs, as the full scans' schedule took it (`rescan.py`)
     sale_details_pace: SaleDetailsPace | None = None
     sales_cycle: SalesCycle | None = None  # set by `sales` when it runs
     changed_sales: int = 0  # known sales found changed (their fiscal documents are read again)

@@ -1,12 +1,11 @@
-"""When a full-scan resource is read: a cheap whole list on every run, a fan every `rescan_hours`.
+"""When a full-scan resource is read: as often as the rate budget and the schedule allow (`scan_budget.py`).
 
 The API has no update filter for these resources (`Stream.full_scan`), so reading one costs as much in a
-run with nothing new as in the first run. A whole list (transfers, lesson comments, affiliations,
-products, webhook origins) whose last complete scan made at most `cheap_scan_max_requests` requests is
-read on every run, so that its table is as fresh as the schedule; the cost is measured, so a list that
-grows past the limit waits like the others. A fan (`Stream.fans_out`: one request per product, event,
-student, delivery or community) is read again only once its last complete scan is `rescan_hours` old.
-A per-resource `rescan_hours_by_resource` is the user's explicit choice and wins over both.
+run with nothing new as in the first run. Each complete scan's cost is counted in distinct requests
+(`CountingClient`: a page read again because the list moved, or a retry, is not counted again); from it,
+the operation's rate limit and the interval between runs, `scan_budget.plan` says whether the resource is
+read on every run, every k-th run or every `rescan_hours`, and what the table's promise is.
+A per-resource `rescan_hours_by_resource` is the user's explicit choice and wins.
 
 The time and cost of each resource's last complete scan are kept in the source's dlt state and written
 only after the last page was yielded: dlt commits that state in the same load package as the rows, so a
@@ -31,8 +30,9 @@ from sources.platform.records import key_paths
 from sources.platform.report import ScanSchedule
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
+from sources.platform.scan_budget import RUN_STARTS_KEY, Budget, Plan, note_run_start, operation_cost, plan
+from sources.platform.scan_budget import run_interval as measured_run_interval
 from sources.platform.seen_keys import SeenKeys
-from sources.platform.settings import SourceSettings
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import MalformedResponseError
 from sources.platform_client.paged_list import PagedList, RawPage
@@ -41,7 +41,7 @@ from sources.platform_client.paging import Page, PagedBody
 P = TypeVar("P", bound=PagedBody)
 
 # Source state keys, by resource name: the ISO time of the start of the run of its last complete scan,
-# and the number of requests that scan made.
+# and the number of distinct requests that scan made (`CountingClient`).
 LAST_SCANS_KEY = "last_full_scan_at"
 SCAN_COSTS_KEY = "last_full_scan_requests"
 # The same scans' run stamps (`runclock.RunClock.stamp`), for `_platform_freshness` only: the schedule
@@ -59,15 +59,17 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     # `rescan_hours` then rescans every time, however long the scan itself took.
     run_started_at = ctx.snapshot_at
     last_scan = stamped_time(last_scans, stream.name)
-    interval = scan_interval(ctx.settings, stream, costs.get(stream.name))
+    starts: list[str] = state.setdefault(RUN_STARTS_KEY, [])
+    note_run_start(starts, run_started_at)
+    schedule = scan_plan(ctx, stream, costs, starts)
     if (
         last_scan is not None
         and not ctx.settings.rescan
-        and not is_due(last_scan, interval, run_started_at)
+        and not is_due(last_scan, schedule.interval, run_started_at)
         and _table_is_loaded(stream)
     ):
-        ctx.report.schedule_scan(stream.name, ScanSchedule(interval, last_scan + interval))
-        ctx.report.mark_not_due(stream.name, not_due_reason(last_scan, interval))
+        ctx.report.schedule_scan(stream.name, _scheduled(schedule, last_scan))
+        ctx.report.mark_not_due(stream.name, not_due_reason(last_scan, schedule))
         keep_replaced_table(stream)
         return
     counting = CountingClient(ctx.client)
@@ -84,8 +86,27 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     last_scans[stream.name] = run_started_at.isoformat()
     ctx.note_stamp(SCAN_STAMPS_KEY, stream.name)
     costs[stream.name] = counting.requests
-    interval = scan_interval(ctx.settings, stream, counting.requests)
-    ctx.report.schedule_scan(stream.name, ScanSchedule(interval, run_started_at + interval))
+    ctx.report.schedule_scan(stream.name, _scheduled(scan_plan(ctx, stream, costs, starts), run_started_at))
+
+
+def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int], starts: list[str]) -> Plan:
+    """`scan_budget.plan` for `stream` with this run's settings, rates and measured run interval."""
+    settings = ctx.settings
+    from sources.platform.resources import STREAMS  # the registry imports the readers, which import this
+
+    operation = stream.operation
+    same = [name for name, other in STREAMS.items() if other.full_scan and other.operation == operation]
+    rate = ctx.client.rate_limits.get(stream.operation) or settings.unlisted_rate_limit
+    interval, _ = measured_run_interval(starts, settings.run_interval_hours)
+    ctx.report.run_interval = interval
+    budget = Budget(settings.scan_budget_share, settings.rescan_hours, settings.rescan_hours_by_resource)
+    cost = operation_cost(costs, stream.name, same)
+    return plan(stream.name, cost, rate * ctx.client.rate_limit_time_scale, interval, budget)
+
+
+def _scheduled(schedule: Plan, last_scan: datetime) -> ScanSchedule:
+    interval = schedule.interval
+    return ScanSchedule(interval, last_scan + interval, schedule.promise, schedule.stale_within)
 
 
 def marks_deletions(ctx: SourceContext, stream: Stream) -> bool:
@@ -104,17 +125,6 @@ def batch_keys(stream: Stream, batch: Batch) -> set[tuple[str, ...]]:
     return {tuple(str(value) for value in key) for key in zip(*columns, strict=True)}
 
 
-def scan_interval(settings: SourceSettings, stream: Stream, last_cost: int | None) -> timedelta:
-    """How long a complete scan stays fresh: the resource's own `rescan_hours_by_resource` if set; no
-    time at all for a whole list whose last scan made at most `cheap_scan_max_requests`; else
-    `rescan_hours`."""
-    if stream.name in settings.rescan_hours_by_resource:
-        return timedelta(hours=settings.rescan_hours_by_resource[stream.name])
-    if not stream.fans_out and last_cost is not None and last_cost <= settings.cheap_scan_max_requests:
-        return timedelta(0)
-    return timedelta(hours=settings.rescan_hours)
-
-
 def is_due(last_scan: datetime, interval: timedelta, now: datetime) -> bool:
     """Due once `interval` has passed, and whenever the clock reads earlier than the last scan."""
     return not (last_scan <= now < last_scan + interval)
@@ -130,8 +140,11 @@ def stamped_time(stamps: Mapping[str, str], resource: str) -> datetime | None:
     return parsed
 
 
-def not_due_reason(last_scan: datetime, interval: timedelta) -> str:
-    return f"last full scan {minute(last_scan)}, next after {minute(last_scan + interval)}"
+def not_due_reason(last_scan: datetime, schedule: Plan) -> str:
+    return (
+        f"last full scan {minute(last_scan)}, next after {minute(last_scan + schedule.interval)}; "
+        f"{schedule.promise}"
+    )
 
 
 def minute(moment: datetime) -> str:
@@ -148,12 +161,22 @@ class CountingClient(PlatformClient):
 
     Counted here rather than from the client's per-operation counts, which other resources share (the
     product snapshots walk `list_products` while `products` does). A page is one request; retries of a
-    request are not counted, as they are no part of what the scan needs.
+    request are not counted, nor a page asked again (the same operation, parameters and page number,
+    as a walk made again because the list moved asks), as they are no part of what the scan needs.
     """
 
     def __init__(self, client: PlatformClient) -> None:  # a view of `client`: no super().__init__
         self._client = client
-        self.requests = 0
+        self._asked: set[tuple[object, ...]] = set()
+
+    @property
+    def requests(self) -> int:
+        """The distinct requests the scan made so far."""
+        return len(self._asked)
+
+    def count(self, operation_name: str, *parts: object) -> None:
+        """Count one request of the scan, unless the same one was counted already."""
+        self._asked.add((operation_name, *(_frozen(part) for part in parts)))
 
     def request(
         self,
@@ -162,7 +185,7 @@ class CountingClient(PlatformClient):
         params: Mapping[str, object] | None = None,
         json: Any = None,
     ) -> Any:
-        self.requests += 1
+        self.count(operation_name, path_params, params, json)
         return self._client.request(operation_name, path_params, params, json)
 
     def paginate(
@@ -173,7 +196,7 @@ class CountingClient(PlatformClient):
         distinct: bool = False,
     ) -> Iterator[Page]:
         for page in self._client.paginate(operation_name, path_params, params, distinct):
-            self.requests += 1
+            self.count(operation_name, path_params, params, page.page)
             yield page
 
     def paged(
@@ -182,7 +205,8 @@ class CountingClient(PlatformClient):
         path_params: Mapping[str, object] | None = None,
         params: Mapping[str, object] | None = None,
     ) -> PagedList:
-        return CountedList(self._client.paged(operation_name, path_params, params), self)
+        listing = self._client.paged(operation_name, path_params, params)
+        return CountedList(listing, self, (path_params, params))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -191,9 +215,12 @@ class CountingClient(PlatformClient):
 class CountedList(PagedList):
     """A paged list of the scan's client (`CountingClient.paged`): each page its walk yields counted."""
 
-    def __init__(self, listing: PagedList, scan: CountingClient) -> None:  # a view: no super().__init__
+    def __init__(
+        self, listing: PagedList, scan: CountingClient, query: tuple[object, object]
+    ) -> None:  # a view: no super().__init__
         self._listing = listing
         self._scan = scan
+        self._request = query
         self.operation = listing.operation
 
     def fetch(self, number: int, first_attempt: int = 1) -> RawPage:
@@ -210,5 +237,14 @@ class CountedList(PagedList):
 
     def walk(self, fetch: Callable[[int], P], distinct: bool = False) -> Iterator[P]:
         for page in self._listing.walk(fetch, distinct):
-            self._scan.requests += 1
+            self._scan.count(self.operation.name, *self._request, page.page)
             yield page
+
+
+def _frozen(value: object) -> object:
+    """A hashable form of a request's parameters."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(key), _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(item) for item in value)
+    return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)

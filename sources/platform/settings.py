@@ -6,6 +6,7 @@ before the first request, so a typo fails fast with a message that says what to 
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,8 @@ DEFAULT_CURSOR_LOOKBACK_MINUTES = 30.0
 DEFAULT_CLOCK_TOLERANCE_SECONDS = 300.0
 DEFAULT_RENEWALS_MAX_REQUESTS = 200
 # A full scan whose last complete read made at most this many requests is read on every run (`rescan.py`).
-DEFAULT_CHEAP_SCAN_MAX_REQUESTS = 20  # 2,000 records at 100 a page
+DEFAULT_SCAN_BUDGET_SHARE = 0.1  # of each operation's requests (and time) between two runs (`scan_budget.py`)
+DEFAULT_UNLISTED_RATE_LIMIT = 60.0  # requests per minute assumed of an operation the spec gives no limit
 # Helper processes that decode the pages of large flat lists beside the extract (`offload.py`): one,
 # where there is a core for it. The extract itself is one core's work, so more would find no core free.
 MAX_DEFAULT_DECODE_WORKERS = 1
@@ -87,7 +89,9 @@ class SourceSettings:
     rescan_hours: float = DEFAULT_RESCAN_HOURS
     rescan_hours_by_resource: Mapping[str, float] = field(default_factory=dict)
     rescan: bool = False
-    cheap_scan_max_requests: int = DEFAULT_CHEAP_SCAN_MAX_REQUESTS
+    scan_budget_share: float = DEFAULT_SCAN_BUDGET_SHARE
+    unlisted_rate_limit: float = DEFAULT_UNLISTED_RATE_LIMIT
+    run_interval_hours: float = 0.0  # 0: measured from the last runs' starts
     cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES
     clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS
     renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS
@@ -215,6 +219,13 @@ def positive_share(name: str, value: float) -> float:
         raise ConfigurationError(
             f"{name} must be a number above 0 and below 1, e.g. 0.1 for a tenth; got {value!r}"
         )
+    return float(value)
+
+
+def positive_rate(name: str, value: float) -> float:
+    """A rate in requests per minute: a finite number above 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ConfigurationError(f"{name} must be a number of requests per minute above 0, got {value!r}")
     return float(value)
 
 

@@ -178,6 +178,11 @@ class PlatformClient:
         return self._server_time
 
     @property
+    def rate_limit_time_scale(self) -> float:
+        """How many times faster than the spec's the limits run (`rate_limit_time_scale`)."""
+        return self._limiters.time_scale
+
+    @property
     def rate_limits(self) -> Mapping[str, float]:
         """The proactive limits in force, requests per minute by operation (unscaled)."""
         return self._limiters.rates

@@ -292,6 +292,10 @@ class RateLimiters:
         self._limiters: dict[str, OperationLimiter] = {}
 
     @property
+    def time_scale(self) -> float:
+        return self._time_scale
+
+    @property
     def rates(self) -> Mapping[str, float]:
         """Configured requests per minute by operation (unscaled); operations absent are unlimited."""
         return dict(self._rates)

@@ -240,6 +240,10 @@ def _assert_recorded_or_not(world: World, driver: Any) -> None:
     shown = driver.find_element("id", "table-freshness").text
     for name, refresh in world.rows("select table_name, refresh from platform_raw._platform_freshness"):
         assert f"{name} {refresh}" in shown
+    # how stale each table may be at this schedule and budget (issue 47), beside its rule
+    assert "stale within (h)" in shown
+    hours = world.rows("select stale_within_hours from platform_raw._platform_freshness")
+    assert hours and all(value is not None and value > 0 for (value,) in hours)
     for table, marker, table_id in (
         ("_platform_freshness", "freshness-not-recorded", "table-freshness"),
         ("_platform_sync_runs", "runs-not-recorded", "table-last-run"),

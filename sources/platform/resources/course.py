@@ -27,7 +27,7 @@ LESSON_COMMENTS = Stream(
     "merge",
     read=read_lesson_comments,
     extra_columns={"course_id": {"data_type": "bigint", "nullable": True}},
-    description="Lesson comments, read whole (every run while cheap; flags change), merged on id.",
+    description="Lesson comments, read whole (as often as the budget allows; flags change), merged on id.",
     full_scan=True,
     marks_deletions=True,  # when read whole, without `course_ids` (`rescan.marks_deletions`)
 )

@@ -64,7 +64,7 @@ TRANSFERS = Stream(
     ("id",),
     "merge",
     read=read_all,
-    description="Transfers, read whole (every run while cheap; statuses change), merged on id.",
+    description="Transfers, read whole (as often as the rate budget allows; statuses change), merged on id.",
     full_scan=True,
     marks_deletions=True,
 )

@@ -43,11 +43,11 @@ class Stream(Generic[Ctx]):
     description: str = ""
     # Where this resource's records name a sale (API keys): those ids go to `sales` (`store_sale_ids.py`).
     sale_ids_at: tuple[str, ...] = ()
-    # Read whole each time (the API has no update filter): on every run while its last scan was cheap,
-    # else every `rescan_hours` (`rescan.py`).
+    # Read whole each time (the API has no update filter): as often as its cost, its operation's rate
+    # and the interval between runs allow (`scan_budget.py`).
     full_scan: bool = False
-    # One request per parent (product, event, student, delivery, community): never cheap enough to be
-    # read on every run; it waits for `rescan_hours`.
+    # One request per parent (product, event, student, delivery, community): its cost grows with the
+    # parents, and the budget decides like for a whole list.
     fans_out: bool = False
     # Of two rows of one record in one load (a list that moved while it was read, a record changed
     # between two windows), the one with the highest value here is loaded; see `dedup_sort_column`.

@@ -22,6 +22,6 @@ WEBHOOK_ORIGINS = Stream(
     ("id",),
     "replace",
     read=read_webhook_origins,
-    description="Webhook origins and their event kinds, replaced (every run while cheap).",
+    description="Webhook origins and their event kinds, replaced (as often as the rate budget allows).",
     full_scan=True,
 )

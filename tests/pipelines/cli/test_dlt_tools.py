@@ -37,9 +37,7 @@ def test_info_trace_and_drop_work_from_the_project_folder(tmp_path):
     args = ["sync", "--no-progress", "--resources", "products,transfers"]
     with running_sandbox(seed=2, scale=50, time_scale=600) as sandbox:
         # every full scan waits for rescan_hours, however cheap: the dropped table's is what is read
-        options = source_options(
-            sandbox, sandbox.token(), rate_limit_time_scale=600, cheap_scan_max_requests=0
-        )
+        options = source_options(sandbox, sandbox.token(), rate_limit_time_scale=600, scan_budget_share=0)
         env = cli_env(tmp_path, options)
         env["RUNTIME__DLTHUB_TELEMETRY"] = "false"
         assert run_cli(args, env, tmp_path).returncode == 0

@@ -1,5 +1,6 @@
-"""Fresh as the schedule: cheap whole lists every run, the fans every `rescan_hours`, sales that can
-change re-checked every run within the budget, and `_platform_freshness` saying how fresh each table is."""
+"""Fresh as the budget allows: each full scan read as often as its cost, its operation's rate and the
+interval between runs allow (`scan_budget.py`), sales that can change re-checked every run within the
+budget, and `_platform_freshness` saying how fresh each table is and may be."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from sandbox.running import running_sandbox
 from sandbox.world.world import SyntheticWorld
 from sources.platform.rescan import LAST_SCANS_KEY, SCAN_COSTS_KEY
 from sources.platform.resources import FULL_SCANS, STREAMS
-from sources.platform.settings import DEFAULT_CHEAP_SCAN_MAX_REQUESTS, FINAL_SALE_STATUSES
+from sources.platform.settings import FINAL_SALE_STATUSES
 from tests.pipelines.cli.test_cli import cli_env, run_cli
 from tests.pipelines.sync.test_rescan import first_sync, requests_by_operation, synced
 from tests.pipelines.sync.test_sync import assert_warehouse_matches_api
 from tests.support.api_truth import ApiTruth
+from tests.support.scan_budget import FANS_WAIT, plans, read_every_run, share_that_fits
 from tests.support.sync_helpers import E2E_SCALE, ids, query, source_options
 
 FANS = frozenset(name for name in FULL_SCANS if STREAMS[name].fans_out)  # one request per parent
@@ -44,17 +46,20 @@ def expected_scan_costs(first_run: dict[str, int]) -> dict[str, int]:
     return costs
 
 
-def test_cheap_whole_lists_are_read_every_run_and_the_fans_wait(sandbox, make_pipeline):
+def test_the_budget_decides_which_full_scans_are_read_every_run(sandbox, make_pipeline):
     pipeline = make_pipeline()
-    options = source_options(sandbox, sandbox.token())
-    first = first_sync(sandbox, pipeline, options)
+    default = source_options(sandbox, sandbox.token(), run_interval_hours=1)
+    first = first_sync(sandbox, pipeline, default)
     costs = expected_scan_costs(first)
     assert source_state(pipeline)[SCAN_COSTS_KEY] == costs
+    # The share of the budget at which the whole lists of this world fit an hour and the fans do not
+    # (asserted below from the settings, not from the run).
+    options = {**default, "scan_budget_share": share_that_fits(costs, default, set(FULL_SCANS) - FANS)}
 
-    cheap = {name for name, cost in costs.items() if cost <= DEFAULT_CHEAP_SCAN_MAX_REQUESTS} - FANS
-    # Every whole list of this world is cheap; a fan waits however few its parents (five events).
-    assert cheap == set(FULL_SCANS) - FANS
-    assert costs["events"] <= DEFAULT_CHEAP_SCAN_MAX_REQUESTS
+    cheap = read_every_run(costs, options)
+    assert cheap and FANS - cheap and cheap == set(FULL_SCANS) - FANS
+    waiting = plans(costs, options)
+    assert all(waiting[name].interval > timedelta(0) for name in FANS)
 
     again, requests = synced(sandbox, pipeline, **options)
     assert set(again.report.not_due) == set(FULL_SCANS) - cheap
@@ -62,6 +67,14 @@ def test_cheap_whole_lists_are_read_every_run_and_the_fans_wait(sandbox, make_pi
     assert requests == dict(expected)
     scans = source_state(pipeline)[LAST_SCANS_KEY]
     assert {name for name in FULL_SCANS if scans[name] != scans["product_campaigns"]} == cheap
+    for name in FANS:  # the promise printed is the plan's
+        assert waiting[name].promise in again.report.not_due[name]
+
+    # At the default share, every full scan of this world fits an hour's budget: all are read again.
+    assert read_every_run(costs, default) == set(FULL_SCANS)
+    everything, requests = synced(sandbox, pipeline, **default)
+    assert everything.report.not_due == {}
+    assert requests == first  # the same requests as the first run's full scans
 
     # An interval the user set for one resource wins over its cost.
     overridden, requests = synced(sandbox, pipeline, **options, rescan_hours_by_resource={"transfers": 6})
@@ -165,7 +178,7 @@ def test_an_hourly_run_brings_every_new_and_changed_transfer_comment_and_sale(sa
     pipeline = make_pipeline()
     # The rules alone decide which known sales are fetched again: the re-verification cycle, which
     # would fetch every known sale of this small world on every run, is tested in test_reverify.py.
-    options = source_options(sandbox, sandbox.token(), sales_reverify_share=0)
+    options = source_options(sandbox, sandbox.token(), sales_reverify_share=0, **FANS_WAIT)
     first_sync(sandbox, pipeline, options)
     assert_an_hourly_run_is_exact(sandbox, pipeline, options, moved=0)
 
@@ -176,7 +189,13 @@ def test_an_hourly_run_brings_every_new_and_changed_transfer_comment_and_sale(sa
 
 def test_the_freshness_table_says_what_each_run_read_and_what_waits(tmp_path):
     with running_sandbox(seed=2, scale=300, time_scale=600) as sandbox:
-        options = source_options(sandbox, sandbox.token(), rate_limit_time_scale=600, sales_max_requests=20)
+        options = source_options(
+            sandbox,
+            sandbox.token(),
+            rate_limit_time_scale=600,
+            sales_max_requests=20,
+            **FANS_WAIT,  # the fans wait six hours, the lists are read every run
+        )
         env = cli_env(tmp_path, options)
         first = run_cli(["sync", "--no-progress"], env, tmp_path)
         assert first.returncode == 0, first.stdout + first.stderr
@@ -210,11 +229,12 @@ def test_the_freshness_table_says_what_each_run_read_and_what_waits(tmp_path):
         if name in FULL_SCANS:
             assert row["last_scan_requests"] > 0 and row["last_full_scan_at"] is not None
     fan = table["product_campaigns"]
-    assert fan["refresh"] == "full scan, every 6 h" and fan["last_scan_requests"] > 10
+    assert fan["refresh"] == "full scan, read every 6 h (rescan_hours_by_resource)"
+    assert fan["last_scan_requests"] > 10
     assert fan["next_full_scan_after"] == fan["last_full_scan_at"] + timedelta(hours=6)
     assert fan["last_read_at"] == fan["last_full_scan_at"] < table["transfers"]["last_full_scan_at"]
     transfers = table["transfers"]
-    assert transfers["refresh"] == "full scan, every run" and transfers["next_full_scan_after"] is None
+    assert transfers["refresh"] == "full scan, read every run" and transfers["next_full_scan_after"] is None
     assert table["subscriptions"]["refresh"] == "incremental"
 
     # 20 sale details a run, 2 of them kept for re-verifying known sales (sales_reverify_share 0.1): the
@@ -232,4 +252,4 @@ def test_the_freshness_table_says_what_each_run_read_and_what_waits(tmp_path):
         f"  sales: {sales['not_fetched']:,} discovered records not fetched yet: {waiting} of requests at "
         f"the rate limit, {sales['not_fetched_runs']} more runs at sales_max_requests"
     ) in summary.splitlines()
-    assert "read whole on every run, their scan being cheap (requests): products (" in summary
+    assert "whole lists read every run (requests a scan): products (" in summary

@@ -29,7 +29,7 @@ INCREMENTAL_OPERATIONS = frozenset({"list_subscriptions", "list_attendees", "lis
 
 
 # With no scan cheap enough to be read every run, every full scan waits for `rescan_hours`.
-INTERVAL_ONLY = {"cheap_scan_max_requests": 0}
+INTERVAL_ONLY = {"scan_budget_share": 0}
 
 
 def requests_by_operation(sandbox) -> dict[str, int]:
@@ -88,7 +88,7 @@ def test_a_second_run_reads_no_full_scan_and_leaves_their_tables_untouched(sandb
     print_summary(again, summary)
     assert (
         f"products: not due (last full scan {last:%Y-%m-%d %H:%M} UTC, "
-        f"next after {last + timedelta(hours=6):%Y-%m-%d %H:%M} UTC)"
+        f"next after {last + timedelta(hours=6):%Y-%m-%d %H:%M} UTC; read every 6 h (rescan_hours))"
     ) in summary.getvalue().splitlines()
     assert "PARTIAL" not in summary.getvalue()
 

@@ -36,7 +36,7 @@ def test_each_run_appends_one_row_per_resource(tmp_path):
         scopes = sorted({s for op in OPERATIONS for s in op.scopes} - set(transfers.scopes))
         # Every full scan waits for rescan_hours, however cheap (`not_due` rows)
         options = source_options(
-            sandbox, sandbox.token(scopes), rate_limit_time_scale=600, cheap_scan_max_requests=0
+            sandbox, sandbox.token(scopes), rate_limit_time_scale=600, scan_budget_share=0
         )
 
         sandbox.reset_stats()

@@ -13,9 +13,9 @@ from sandbox.world import SyntheticWorld
 from sources.platform.rescan import SCAN_COSTS_KEY
 from sources.platform.resources import FULL_SCANS, STREAMS
 from sources.platform.resources.store_sale_ids import pending_sale_ids
-from sources.platform.settings import DEFAULT_CHEAP_SCAN_MAX_REQUESTS
 from sources.platform_client.operations import OPERATIONS
 from tests.support.api_truth import ApiTruth
+from tests.support.scan_budget import read_every_run
 from tests.support.sync_helpers import ids, query, source_options
 
 LISTED = {
@@ -98,15 +98,11 @@ def test_second_run_brings_exactly_the_changes_with_few_requests(sandbox, make_p
     by_operation = requests["operations"]
     assert sum(by_operation["list_subscriptions"].values()) == 1
     assert sum(by_operation["list_attendees"].values()) == len(options["event_ids"])
-    # the incremental reads, and the full scans whose last scan was cheap; the others are not due before
-    # `rescan_hours` (tests/pipelines/sync/test_freshness.py has the exact counts)
+    # the incremental reads, and the full scans the budget reads every run; the others are not due
+    # (tests/pipelines/sync/test_freshness.py has the exact counts)
     costs = pipeline.state["sources"]["platform"][SCAN_COSTS_KEY]
-    cheap = {
-        name
-        for name in FULL_SCANS
-        if costs[name] <= DEFAULT_CHEAP_SCAN_MAX_REQUESTS and not STREAMS[name].fans_out
-    }
-    assert cheap and cheap != set(FULL_SCANS)
+    cheap = read_every_run(costs, options)
+    assert cheap
     incremental = {"list_subscriptions", "list_attendees", "list_fiscal_documents"}
     assert set(by_operation) - {"sale_details"} == incremental | {STREAMS[name].operation for name in cheap}
     assert set(unchanged.report.not_due) == set(FULL_SCANS) - cheap and not unchanged.is_partial
