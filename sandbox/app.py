@@ -40,6 +40,7 @@ from sandbox.faults import (
     poison_payload,
     render_poisoned,
 )
+from sandbox.moving import newest_first
 from sandbox.operation import Call, OperationDef
 from sandbox.params import Query, parse_json_body
 from sandbox.ratelimit import Decision, RateLimiter
@@ -128,7 +129,10 @@ class Operation:
             body = parse_json_body(await request.body()) if self.d.has_body else None
             call = Call(request.path_params, Query(request.query_params), body)
             payload = self.d.handler(self.state.world, call)
-            if self.state.faults.spec.reorder:
+            if self.d.name in self.state.faults.spec.newest_first:
+                self.state.stats.record_fault("newest_first")
+                payload = newest_first(self.d, self.state.world, call, payload)
+            elif self.state.faults.spec.reorder:
                 spec, moved = self.state.faults.spec, len(self.state.moving.moved)
                 payload = self.state.moving.serve(spec, self.d, self.state.world, call, payload)
                 if len(self.state.moving.moved) > moved:

@@ -13,6 +13,8 @@ lists' envelopes as a server we did not write might (`loosen_envelope`): numbers
 link, `pages` and `totalItems` left out of every even page, and one page more announced than there is
 (its answer is empty). `stall=OPERATION+...` answers every request of those operations 429 with
 `Retry-After: 3600` (`STALL_SECONDS`), as an API that closed an operation for an hour.
+`newest_first=OPERATION+...` serves those paged lists in the reverse of the world's order (the newest
+record first, as many APIs list comments; `sandbox/moving.py`), the moves of `reorder` aside.
 Opt-in behaviours of a remote, shared, changing API (issue 27 and 26), off unless named:
 `latency_ms` (every API answer waits that long, as across the internet), `foreign_429` (a share of the
 API requests answered 429 as if another application of the account had spent the budget; drawn from a
@@ -48,6 +50,7 @@ STALL_SECONDS = 3600
 SHARE_KEYS = ("error", "slow", "drop", "truncate", "foreign_429")
 ERROR_STATUSES = (500, 502, 503)
 CYCLE_KEY = "sandbox.cycle"
+NAMED_OPERATIONS = ("malformed", "loose_envelope", "stall", "newest_first")  # faults naming operations
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class FaultSpec:
     malformed: tuple[str, ...] = ()  # operation names
     loose_envelope: tuple[str, ...] = ()  # operation names
     stall: tuple[str, ...] = ()  # operation names: answered 429 with `Retry-After: STALL_SECONDS`
+    newest_first: tuple[str, ...] = ()  # operation names: paged lists served in reverse order
     latency_ms: float = 0.0
     foreign_429: float = 0.0
     reorder: int = 0
@@ -95,7 +99,7 @@ class FaultSpec:
                 continue
             if f.name == "poison":
                 value = "+".join(f"{kind}@{ident}" for kind, ident in value)
-            elif f.name in ("malformed", "loose_envelope", "stall"):
+            elif f.name in NAMED_OPERATIONS:
                 value = "+".join(value)
             parts.append(f"{f.name}={value:g}" if isinstance(value, float) else f"{f.name}={value}")
         return ",".join(parts)
@@ -107,7 +111,7 @@ class FaultSpec:
 def _parse_value(key: str, raw: str) -> Any:
     if key == "poison":
         return _parse_poison(raw)
-    if key in ("malformed", "loose_envelope", "stall"):
+    if key in NAMED_OPERATIONS:
         names = tuple(name.strip() for name in raw.split("+"))
         if not all(names):
             raise ValueError(f"fault {key}={raw!r} must name operations, joined by +")

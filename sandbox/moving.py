@@ -55,6 +55,26 @@ class MovingLists:
         return {**payload, "items": rotated_page(original_page, page, size, total, moves)}
 
 
+def newest_first(definition: Any, world: Any, call: Any, payload: Any) -> Any:
+    """The `newest_first` fault: page `payload` answers of the listing served in reverse order."""
+    if not (isinstance(payload, dict) and isinstance(payload.get("items"), list) and "pages" in payload):
+        return payload
+    page, size, total = payload["page"], payload["itemsPerPage"], payload["totalItems"]
+    if not size or not total:
+        return payload
+    params = _params(call.query)
+    cache: dict[int, list[Any]] = {}
+    items = []
+    for index in range((page - 1) * size, min(page * size, total)):
+        source = total - 1 - index
+        number = source // size + 1
+        if number not in cache:
+            query = Query({**params, "page": str(number), "itemsPerPage": str(size)})
+            cache[number] = list(definition.handler(world, type(call)(call.path, query, call.body))["items"])
+        items.append(cache[number][source % size])
+    return {**payload, "items": items}
+
+
 def _params(query: Query) -> dict[str, str]:
     raw: Mapping[str, str] = query._params
     return {key: raw[key] for key in raw}

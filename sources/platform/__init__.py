@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -126,6 +126,7 @@ def platform_source(
     privacy_key: TSecretStrValue | None = None,
     client: PlatformClient | None = None,
     report: RunReport | None = None,
+    now: Callable[[], datetime] | None = None,
 ) -> list[DltResource]:
     """All resources of the platform's API. Ids the API cannot list come from config.
 
@@ -177,6 +178,8 @@ def platform_source(
             `privacy/`. People forgotten by `platform-sync forget` are blanked again wherever they appear.
         client: An API client to use instead of one built from config (tests, custom transports).
         report: Collects skipped and failed resources of this run; the command line reads it.
+        now: The run's start by a clock of the caller's (a benchmark's schedule, a test's fake clock)
+            instead of ours; code only, like `client` and `report`.
     """
     # Before anything else: a misspelled key would otherwise be ignored, a string walked as a list.
     check_source_config(inspect.signature(platform_source).parameters, STREAMS)
@@ -243,7 +246,7 @@ def platform_source(
             if stats.rate_limited
         }
     )
-    started_at = pendulum.now("UTC")
+    started_at = now() if now is not None else pendulum.now("UTC")
     run_report.run_clock = RunClock(
         started_at,
         client.server_time,

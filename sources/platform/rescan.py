@@ -16,6 +16,7 @@ the product snapshots.)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -26,6 +27,7 @@ import pendulum
 
 from sources.platform.fastpath.batches import Batch, values_at
 from sources.platform.guard import keep_replaced_table
+from sources.platform.heads import HEADS_KEY, NewestFirst, head_order, note_order, read_head, reads_heads
 from sources.platform.records import key_paths
 from sources.platform.report import ScanSchedule
 from sources.platform.resources.context import SourceContext
@@ -68,17 +70,30 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
         and not is_due(last_scan, schedule.interval, run_started_at)
         and _table_is_loaded(stream)
     ):
+        heads: dict[str, str] = state.setdefault(HEADS_KEY, {})
+        if not (stream.name in heads and reads_heads(ctx, stream)):
+            ctx.report.schedule_scan(stream.name, _scheduled(schedule, last_scan))
+            ctx.report.mark_not_due(stream.name, not_due_reason(last_scan, schedule))
+            keep_replaced_table(stream)
+            return
+        schedule = with_heads(schedule)
         ctx.report.schedule_scan(stream.name, _scheduled(schedule, last_scan))
-        ctx.report.mark_not_due(stream.name, not_due_reason(last_scan, schedule))
-        keep_replaced_table(stream)
+        head = head_order(stream, heads)
+        yield from read_head(ctx, stream, heads, head)
+        ctx.report.mark_not_due(
+            stream.name, f"{not_due_reason(last_scan, schedule)}; its head read: {head.records:,} records"
+        )
         return
     counting = CountingClient(ctx.client)
     # The copy shares the context's sets, queue and lock; a full scan produces no sale ids, so it never
     # rebinds the pending ids that `commit_pending_sales` swaps.
     keys = SeenKeys() if marks_deletions(ctx, stream) else None  # 8 bytes a record (`seen_keys.py`)
+    order = NewestFirst(stream) if reads_heads(ctx, stream) else None
     for batch in stream.read(replace(ctx, client=counting), stream):
         if keys is not None:
             keys.extend(batch_keys(stream, batch))
+        if order is not None:
+            order.see(batch)
         yield batch
     # Reached only when the scan ran to its end: an exception leaves the previous complete scan's time.
     if keys is not None:
@@ -86,7 +101,11 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     last_scans[stream.name] = run_started_at.isoformat()
     ctx.note_stamp(SCAN_STAMPS_KEY, stream.name)
     costs[stream.name] = counting.requests
-    ctx.report.schedule_scan(stream.name, _scheduled(scan_plan(ctx, stream, costs, starts), run_started_at))
+    note_order(state.setdefault(HEADS_KEY, {}), stream, order)
+    after = scan_plan(ctx, stream, costs, starts)
+    if order is not None and stream.name in state[HEADS_KEY] and after.interval:
+        after = with_heads(after)
+    ctx.report.schedule_scan(stream.name, _scheduled(after, run_started_at))
 
 
 def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int], starts: list[str]) -> Plan:
@@ -102,6 +121,11 @@ def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int], star
     budget = Budget(settings.scan_budget_share, settings.rescan_hours, settings.rescan_hours_by_resource)
     cost = operation_cost(costs, stream.name, same)
     return plan(stream.name, cost, rate * ctx.client.rate_limit_time_scale, interval, budget)
+
+
+def with_heads(schedule: Plan) -> Plan:
+    """The plan of a list whose head is read every run: new records every run, changes as planned."""
+    return dataclasses.replace(schedule, promise=f"new rows every run, changes: {schedule.promise}")
 
 
 def _scheduled(schedule: Plan, last_scan: datetime) -> ScanSchedule:

@@ -33,8 +33,9 @@ def test_the_accounts_section_measures_each_account_run(tmp_path: Path) -> None:
             assert run["database_mb"] > 0
             assert run["real_rate_bound"]["seconds"] > 0
     for index in range(2):
-        # the hourly run is incremental: far fewer requests than the first, onto the same warehouse
-        assert hourly["runs"][index]["requests"] < first["runs"][index]["requests"] / 2
+        # the hourly run is incremental: fewer requests than the first, onto the same warehouse (no sale
+        # fetched again but those that can change; the full scans as the budget allows, here all of them)
+        assert hourly["runs"][index]["requests"] < first["runs"][index]["requests"]
         assert hourly["runs"][index]["database_mb"] >= first["runs"][index]["database_mb"]
         assert first["runs"][index]["rows"] > 0
     # two worlds (seeds 1 and 2): each account's own rows

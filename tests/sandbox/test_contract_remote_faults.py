@@ -167,3 +167,31 @@ def test_stall_closes_the_named_operations_for_an_hour_and_no_other(sandbox):
     assert headers == {("3600", "0")}
     assert stalled[0].json()["error"] == "rate_limited"
     assert faults["stall"] == 3
+
+
+def test_newest_first_serves_the_named_lists_in_reverse_and_no_other(sandbox):
+    assert FaultSpec.parse("newest_first=list_products").format() == "newest_first=list_products"
+
+    def walk(client: httpx.Client, path: str, size: int) -> list[str]:
+        first = client.get(path, params={"page": 1, "itemsPerPage": size}).json()
+        ids = [item["id"] for item in first["items"]]
+        for number in range(2, first["pages"] + 1):
+            ids += [
+                item["id"]
+                for item in client.get(path, params={"page": number, "itemsPerPage": size}).json()["items"]
+            ]
+        return ids
+
+    with client_for(sandbox) as client:
+        before = walk(client, PATH, 7)
+        transfers = walk(client, "/store/v1/financial/transfers", 7)
+        sandbox.set_faults("newest_first=list_products")
+        try:
+            reversed_ = walk(client, PATH, 7)
+            untouched = walk(client, "/store/v1/financial/transfers", 7)
+        finally:
+            faults = sandbox.stats()["faults"]
+            sandbox.set_faults(None)
+    assert len(before) > 7 and reversed_ == before[::-1]  # across pages of 7, the last page partial
+    assert untouched == transfers
+    assert faults["newest_first"] == -(-len(before) // 7)

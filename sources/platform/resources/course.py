@@ -29,5 +29,6 @@ LESSON_COMMENTS = Stream(
     extra_columns={"course_id": {"data_type": "bigint", "nullable": True}},
     description="Lesson comments, read whole (as often as the budget allows; flags change), merged on id.",
     full_scan=True,
+    created_at="createdAt",
     marks_deletions=True,  # when read whole, without `course_ids` (`rescan.marks_deletions`)
 )

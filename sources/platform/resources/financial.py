@@ -66,6 +66,7 @@ TRANSFERS = Stream(
     read=read_all,
     description="Transfers, read whole (as often as the rate budget allows; statuses change), merged on id.",
     full_scan=True,
+    created_at="createdAt",
     marks_deletions=True,
 )
 FISCAL_DOCUMENTS = Stream(

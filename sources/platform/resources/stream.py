@@ -52,6 +52,9 @@ class Stream(Generic[Ctx]):
     # Of two rows of one record in one load (a list that moved while it was read, a record changed
     # between two windows), the one with the highest value here is loaded; see `dedup_sort_column`.
     newest_by: str | None = None
+    # The API field of a record's creation time, for a whole list that may be sent newest first: its
+    # head is then read on the runs that do not read it whole (`heads.py`).
+    created_at: str | None = None
     # Read whole, so a complete scan tells which records exist: a row whose key it did not see is marked
     # deleted (`DELETED_AT`, `pipelines/deletions.py`).
     marks_deletions: bool = False

@@ -24,6 +24,7 @@ from pipelines.sync.platform_pipeline import sync
 from sandbox.running import SandboxHandle, running_sandbox
 from tests.support.cli import PLATFORM_SYNC, cli_env, run_cli
 from tests.support.faults import pipeline_in
+from tests.support.scan_budget import FANS_WAIT
 from tests.support.sync_helpers import E2E_SCALE, query, source_options, warehouse_tables
 
 FAST = 6000.0  # rate-limit windows of 10 ms: the limits never bind, the counts are the same anywhere
@@ -119,9 +120,15 @@ def fresh(paced, tmp_path_factory) -> dict[str, Any]:
 
 def kill_options(sandbox: SandboxHandle) -> dict[str, Any]:
     # the re-verification cycle and the recheck of paid sales re-fetch known sales by design in every run;
-    # off here, so that any sale requested again is work lost
+    # off here, so that any sale requested again is work lost; and the fans not due in the rerun (their
+    # snapshots, appended, would otherwise be there twice, unlike in a fresh sync)
     return source_options(
-        sandbox, sandbox.token(), rate_limit_time_scale=PACED, sales_reverify_share=0, sales_recheck_hours=1e6
+        sandbox,
+        sandbox.token(),
+        rate_limit_time_scale=PACED,
+        sales_reverify_share=0,
+        sales_recheck_hours=1e6,
+        **FANS_WAIT,
     )
 
 

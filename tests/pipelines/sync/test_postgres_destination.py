@@ -450,7 +450,7 @@ def test_the_run_and_freshness_records_load_into_postgres(synced: Synced) -> Non
         "select table_name, refresh, not_fetched from records_check._platform_freshness order by 1",
     )
     assert [row[0] for row in freshness] == sorted(row["table_name"] for row in result.freshness)
-    assert {row[1] for row in freshness} >= {"incremental", "full scan, every run"}
+    assert {row[1] for row in freshness} >= {"incremental", "full scan, read every run"}
     _, runs = pg_query(
         synced.server,
         "select count(*), count(distinct run_started_at) from records_check._platform_sync_runs",

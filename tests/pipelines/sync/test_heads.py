@@ -1,0 +1,91 @@
+"""The heads of lists sent newest first (issue 47, `sources/platform/heads.py`): a run in which the budget
+does not read such a list whole reads its first pages until a record its last scan saw, so new records
+are in the table every run; the order is checked on every read, never assumed (the sandbox's own lists
+are oldest first; `newest_first` serves them as a server we did not write might)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipelines.sync.platform_pipeline import sync
+from sources.platform.heads import HEADS_KEY
+from tests.pipelines.sync.test_freshness import COMMENTS, TRANSFERS, source_state
+from tests.support.api_truth import ApiTruth
+from tests.support.sync_helpers import ids, source_options
+
+PAGE = 5
+NEWEST_FIRST = "newest_first=list_lesson_comments+list_transfers"
+
+
+def options_of(sandbox: Any) -> dict[str, Any]:
+    # the comments read as one list (not per course); the whole lists wait for rescan_hours (the budget
+    # does not read them), so only their heads can bring what is new
+    return source_options(
+        sandbox,
+        sandbox.token(),
+        course_ids=[],
+        items_per_page=PAGE,
+        scan_budget_share=0,
+        run_interval_hours=1,
+    )
+
+
+def advance_until_new(sandbox: Any, truth: ApiTruth, path: str, known: set[str]) -> set[str]:
+    """Move the world an hour at a time until `path` lists a record not in `known`; the new ids."""
+    for _ in range(24 * 30):
+        sandbox.advance(3600)
+        new = truth.ids(path) - known
+        if new:
+            return new
+    raise AssertionError(f"nothing new at {path} in 30 days")
+
+
+def test_a_list_sent_newest_first_brings_its_new_records_every_run(sandbox, make_pipeline):
+    sandbox.set_faults(NEWEST_FIRST)
+    pipeline = make_pipeline()
+    options = options_of(sandbox)
+    truth = ApiTruth(sandbox.base_url, options["access_token"])
+    first = sync(pipeline, source_options=options)
+    assert first.report.failed == {} and first.report.not_due == {}
+    heads = source_state(pipeline)[HEADS_KEY]
+    assert set(heads) == {"lesson_comments", "transfers"}  # both seen sorted newest first
+
+    known = truth.ids(COMMENTS)
+    new = advance_until_new(sandbox, truth, COMMENTS, known)
+    pages = -(-len(known | new) // PAGE)
+    sandbox.reset_stats()
+    second = sync(pipeline, source_options=options)
+    requests = sandbox.stats()["operations"]["list_lesson_comments"]
+    assert second.report.failed == {}
+    assert "its head read" in second.report.not_due["lesson_comments"]
+    assert (
+        "new rows every run, changes: read every 6 h (rescan_hours)"
+        in second.report.not_due["lesson_comments"]
+    )
+    assert set(ids(pipeline, "lesson_comments")) == known | new  # every new comment, none lost
+    assert sum(requests.values()) < pages / 2  # the head, not the list
+    assert set(ids(pipeline, "transfers")) == truth.ids(TRANSFERS)
+    assert source_state(pipeline)[HEADS_KEY]["lesson_comments"] > heads["lesson_comments"]
+
+
+def test_a_list_not_seen_newest_first_is_left_to_its_whole_scans(sandbox, make_pipeline):
+    pipeline = make_pipeline()  # the sandbox's own order: oldest first
+    options = options_of(sandbox)
+    sync(pipeline, source_options=options)
+    assert source_state(pipeline).get(HEADS_KEY, {}) == {}
+    sandbox.reset_stats()
+    second = sync(pipeline, source_options=options)
+    operations = sandbox.stats()["operations"]
+    assert "list_lesson_comments" not in operations and "list_transfers" not in operations
+    assert "its head read" not in second.report.not_due["lesson_comments"]
+
+    # a list that was sorted and no longer is: its head read sees it, stops, and forgets the order
+    sandbox.set_faults(NEWEST_FIRST)
+    third = sync(pipeline, source_options={**options, "rescan": True})
+    assert set(source_state(pipeline)[HEADS_KEY]) == {"lesson_comments", "transfers"}
+    assert third.report.not_due == {}
+    sandbox.set_faults(None)
+    sandbox.advance(3600)
+    fourth = sync(pipeline, source_options=options)
+    assert fourth.report.failed == {}
+    assert "lesson_comments" not in source_state(pipeline)[HEADS_KEY]
