@@ -189,11 +189,11 @@ def freshness_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     lines = []
     by_promise: dict[str, list[str]] = {}
     for row in rows:
-        if row["refresh"].startswith("full scan, read"):
-            promise = row["refresh"].removeprefix("full scan, ")
+        promise = row["refresh"].removeprefix("full scan, ")
+        if promise != row["refresh"] and row["last_scan_requests"] is not None:
             by_promise.setdefault(promise, []).append(f"{row['table_name']} ({row['last_scan_requests']})")
     for promise, names in by_promise.items():
-        lines.append(f"whole lists {promise} (requests a scan): {', '.join(names)}")
+        lines.append(f"full scans {promise} (requests a scan): {', '.join(names)}")
     for row in rows:
         if line := cycle_line(row):
             lines.append(line)

@@ -252,4 +252,4 @@ def test_the_freshness_table_says_what_each_run_read_and_what_waits(tmp_path):
         f"  sales: {sales['not_fetched']:,} discovered records not fetched yet: {waiting} of requests at "
         f"the rate limit, {sales['not_fetched_runs']} more runs at sales_max_requests"
     ) in summary.splitlines()
-    assert "whole lists read every run (requests a scan): products (" in summary
+    assert "full scans read every run (requests a scan): products (" in summary

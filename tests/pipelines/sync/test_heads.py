@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.sync.platform_pipeline import sync
+from sources.platform.freshness import freshness_lines
 from sources.platform.heads import HEADS_KEY
 from tests.pipelines.sync.test_freshness import COMMENTS, TRANSFERS, source_state
 from tests.support.api_truth import ApiTruth
@@ -66,6 +67,9 @@ def test_a_list_sent_newest_first_brings_its_new_records_every_run(sandbox, make
     assert sum(requests.values()) < pages / 2  # the head, not the list
     assert set(ids(pipeline, "transfers")) == truth.ids(TRANSFERS)
     assert source_state(pipeline)[HEADS_KEY]["lesson_comments"] > heads["lesson_comments"]
+    # the summary says the promise: new rows every run, changes with the whole scans
+    (line,) = [line for line in freshness_lines(second.freshness) if "lesson_comments" in line]
+    assert line.startswith("full scans new rows every run, changes: read every 6 h (rescan_hours)")
 
 
 def test_a_list_not_seen_newest_first_is_left_to_its_whole_scans(sandbox, make_pipeline):
