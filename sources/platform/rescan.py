@@ -53,7 +53,8 @@ SCAN_STAMPS_KEY = "last_full_scan_stamp"
 
 
 def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
-    """Read the resource if it is due (or `rescan` forces it), else report it not due and read nothing."""
+    """Read the resource whole if it is due (or `rescan` forces it); else report it not due and read
+    nothing, or only its head where it is a list seen sorted newest first (`heads.py`)."""
     state = dlt.current.source_state()
     last_scans: dict[str, str] = state.setdefault(LAST_SCANS_KEY, {})
     costs: dict[str, int] = state.setdefault(SCAN_COSTS_KEY, {})
