@@ -14,19 +14,26 @@ DEMO_STAMP := $(VENV)/.demo-stamp
 .PHONY: install demo-install postgres-server browser demo sync models test lint typecheck sqllint unit checked-unit matrix \
 	bench cassettes clean
 
+# uv installs what pip would (the same resolution from pyproject.toml, the same registries), in a tenth of
+# the time and CPU: measured 2026-12-02, the `dev` environment 16 s against about 2 minutes with pip.
+# It is itself a wheel from PyPI, installed into the venv by the venv's pip.
+UV := $(BIN)/uv pip install --quiet --python $(BIN)/python
+
 $(VENV)/bin/python:
 	@test -n "$(PYTHON)" || { echo "no Python 3.11, 3.12 or 3.13 found: make PYTHON=/path/to/python3.x"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+$(BIN)/uv: $(VENV)/bin/python
+	$(BIN)/pip install --quiet --disable-pip-version-check 'uv>=0.9'
+
+$(STAMP): pyproject.toml $(BIN)/uv
+	$(UV) -e '.[dev]'
 	touch $(STAMP)
 
 # Satisfied by the full environment when it is there and current; else the lean one.
-$(DEMO_STAMP): pyproject.toml $(VENV)/bin/python
+$(DEMO_STAMP): pyproject.toml $(BIN)/uv
 	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
-		$(BIN)/pip install --quiet -e '.[dashboard]' && touch $@; fi
+		$(UV) -e '.[dashboard]' && touch $@; fi
 
 install: $(STAMP)
 
@@ -78,11 +85,12 @@ unit: install postgres-server browser
 matrix:
 	@if [ "$(CI_MATRIX)" = "skip" ]; then echo "matrix skipped (CI_MATRIX=skip)"; else .ci/matrix; fi
 
-# The checks then the suite, and beside them the matrix from the start: it mostly waits (pip, the demo's
-# paced requests), its installs beside the checks rather than beside the suite, so the whole of
-# `make test` stays within CI's 30 minutes on 2 cores. The matrix prints its cells at its end.
+# The checks, the suite and the matrix all at once: the suite's workers and the matrix's demos wait on
+# paced requests and subprocesses (the suite alone keeps 2 cores about 92% busy), and the checks (about
+# 110 CPU-seconds: mypy, sqlfluff) fill that rather than delaying the suite's start by 90 s. A failed
+# check still fails `make test`, at its end. The matrix prints its cells at its end.
 test:  ## lint, type checks, SQL lint, the whole suite, the version matrix
-	@$(MAKE) --no-print-directory -j2 checked-unit matrix
+	@$(MAKE) --no-print-directory -j5 lint typecheck sqllint unit matrix
 
 checked-unit: lint typecheck sqllint
 	@$(MAKE) --no-print-directory unit
