@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 # `make demo`'s: the package and the dashboard the demo points to, nothing else (docs/install.md).
 DEMO_STAMP := $(VENV)/.demo-stamp
 
-.PHONY: install demo-install postgres-server browser demo sync models test lint typecheck sqllint unit checked-unit matrix \
+.PHONY: install demo-install system-packages postgres-server browser demo sync models test lint typecheck sqllint unit checked-unit matrix \
 	bench cassettes clean
 
 # uv installs what pip would (the same resolution from pyproject.toml, the same registries), in a tenth of
@@ -57,26 +57,27 @@ typecheck: install
 sqllint: install
 	cd dbt_models && ../$(BIN)/sqlfluff lint models tests analyses macros --processes 2
 
-# Debian's PostgreSQL server, for the tests that run the pipeline and the models on it
-# (tests/support/postgres_server.py starts a throwaway cluster with its initdb and pg_ctl). Installed
-# with apt when missing (as root, or through sudo); silent when already there.
+# What the tests need from Debian, in one apt-get (two at once would fight over apt's lock, and `make test`
+# runs its targets at once): the PostgreSQL server, for the tests that run the pipeline and the models on it
+# (tests/support/postgres_server.py starts a throwaway cluster with its initdb and pg_ctl), and chromium with
+# its driver (tests/dashboard open every page of the dashboard in it). Installed with apt when missing (as
+# root, or through sudo); silent when already there. `postgres-server` and `browser` are its old names.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-postgres-server:
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
+system-packages:
+	@postgres=; browser=; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || postgres=postgresql; \
+	{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || browser="chromium chromium-driver"; \
+	[ -z "$$postgres$$browser" ] || $(SUDO) apt-get update -qq || exit 1; \
+	[ -z "$$postgres" ] || $(APT_INSTALL) --no-install-recommends $$postgres >/dev/null || exit 1; \
+	[ -z "$$browser" ] || $(APT_INSTALL) $$browser >/dev/null
 
-# Debian's chromium and its driver: tests/dashboard open every page of the dashboard in it.
-browser:
-	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { \
-		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
-			chromium chromium-driver >/dev/null; }
+postgres-server browser: system-packages
 
 # Three workers on two cores: the tests wait on their subprocesses, sandboxes and paced requests (one
 # core idle 14% of the time with two workers, measured 2026-11-26), which the third fills.
 # The 30 slowest tests, then the suite's wall and CPU time (its workers' included): tests/README.md.
-unit: install postgres-server browser
+unit: install system-packages
 	@bash -c 'TIMEFORMAT="suite: wall %R s, CPU %U s user + %S s system"; \
 		time $(BIN)/pytest -n 3 --dist loadgroup -q --durations=30'
 

@@ -16,6 +16,7 @@ import tomlkit
 
 from sandbox.options import catalog_source_options
 from sandbox.running import SandboxHandle
+from tests.support.forked_command import run_command
 from tests.support.warehouses import RUN_STAMPS
 
 CLI = [sys.executable, "-m", "pipelines.cli"]
@@ -80,7 +81,7 @@ def single_account_env(folder: Path, world: World) -> dict[str, str]:
 
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    return run_command(CLI, args, env, cwd, timeout=600)
 
 
 def schema_tables(path: Path, schema: str) -> dict[str, list[tuple[Any, ...]]]:

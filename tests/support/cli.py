@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.forked_command import run_command
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The installed console script, as cron or a workflow runs it (same virtualenv as the tests).
 PLATFORM_SYNC = str(Path(sys.executable).with_name("platform-sync"))
@@ -34,6 +36,6 @@ def in_folder(env: dict[str, str], folder: Path) -> dict[str, str]:
 def run_cli(
     args: list[str], env: dict[str, str], cwd: Path, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PLATFORM_SYNC, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
-    )
+    """`platform-sync ARGS` run to its end, forked from a process that has imported it
+    (`tests/support/forked_command.py`)."""
+    return run_command([PLATFORM_SYNC], args, env, cwd, timeout)

@@ -16,6 +16,7 @@ import pytest
 from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
 from tests.pipelines.sync.test_sync import assert_warehouse_matches_api
+from tests.support.forked_command import run_command
 from tests.support.sync_helpers import query, source_options
 
 CLI = [sys.executable, "-m", "pipelines.cli"]
@@ -35,7 +36,7 @@ def cli_env(tmp_path: Path, options: dict[str, object]) -> dict[str, str]:
 
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return run_command(CLI, args, env, cwd, timeout=300)
 
 
 def warehouse(tmp_path: Path) -> dlt.Pipeline:
