@@ -98,7 +98,7 @@ def run_lock(
     run holds either.
 
     The lock files are in the pipelines folder, or in `lock_dir` for a runner whose pipelines folder is
-    a fresh one per run (dlt's Airflow helper): the project's `.dlt/pipelines`, shared with the CLI.
+    another than the command line's: the project's `.dlt/pipelines`, shared with the CLI.
 
     Yields a function that releases both locks at once (the command line's Ctrl-C handler calls it before
     the process ends); leaving the `with` after that releases nothing twice."""

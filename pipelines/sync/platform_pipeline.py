@@ -18,7 +18,7 @@ from dlt.common.pipeline import LoadInfo
 from dlt.common.runtime.collector import Collector
 from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
 
-from pipelines.sync.checkpoints import Checkpoints, run_in_passes
+from pipelines.sync.checkpoints import Checkpoints, checkpoint_requests, run_in_passes
 from pipelines.sync.coverage import sales_coverage, sales_verification
 from pipelines.sync.defaults import set_value
 from pipelines.sync.deletions import deletion_time, mark_deletions
@@ -213,10 +213,13 @@ def sync(
 ) -> SyncResult:
     """Extract, normalize and load the selected resources (all by default) and say what happened.
 
-    With `checkpoints` of a size (`checkpoint_requests`), the run loads in passes of that many sale
-    details each (`pipelines/sync/checkpoints.py`), and `checkpoints.kept` says which finished while it
-    runs; without, in one pass."""
+    The run loads in passes of `checkpoint_requests` sale details each (`pipelines/sync/checkpoints.py`),
+    whoever calls it (the command line, the accounts, Dagster, Airflow): `checkpoints` given, its size
+    and its `kept` say which passes finished while it runs (the command line reads them on a signal);
+    without, the configured size (`[sync] checkpoint_requests`, 0: one pass)."""
     selected = check_resource_names(resources) if resources else None
+    # a bad setting: one line, before any request
+    kept = checkpoints if checkpoints is not None else Checkpoints(checkpoint_requests())
     report = RunReport()
     display = pipeline.collector
     if isinstance(display, SyncProgress):
@@ -262,7 +265,6 @@ def sync(
         for table, count in mark_deletions(pipeline, report, deletion_time(report)).items():
             deleted[table] = deleted.get(table, 0) + count
 
-    kept = checkpoints if checkpoints is not None else Checkpoints(0)
     load_info = run_in_passes(pipeline, make_source, report, kept, after_pass, run_options)
     total = time.monotonic() - started
     _note_forgotten_again(report, reforgotten[0])

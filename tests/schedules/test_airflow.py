@@ -1,5 +1,5 @@
-"""The Airflow DAG passes Airflow's own DAG import (a DagBag of schedules/airflow) with the sync task
-group of dlt's helper followed by the models.
+"""The Airflow DAGs pass Airflow's own DAG import (a DagBag of schedules/airflow): the sync task followed
+by the models, and a sync task mapped over the configured accounts.
 
 Airflow is not in the dev environment (see the `airflow` extra in pyproject.toml): the check runs in a
 virtualenv of its own, `.venv/airflow-overlay`, that sees every package of `.venv` and adds Airflow
@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
+import duckdb
 import pytest
+import tomlkit
 
+from pipelines.sync.checkpoints import Checkpoints
+from pipelines.sync.platform_pipeline import sync
 from tests.support.cli import PROJECT_ROOT
+from tests.support.faults import pipeline_in
 
 pytestmark = pytest.mark.xdist_group("airflow")
 OVERLAY = Path(sys.prefix) / "airflow-overlay"
@@ -101,10 +108,10 @@ def dag_import(tmp_path, folder, script: str = IMPORT) -> dict[str, object]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_dag_imports_with_the_sync_group_then_the_models(tmp_path):
+def test_dag_imports_with_the_sync_task_then_the_models(tmp_path):
     found = dag_import(tmp_path, PROJECT_ROOT / "schedules" / "airflow")
     assert found["errors"] == {}
-    assert found["tasks"] == {"platform_sync.platform_sync": ["models"], "models": []}
+    assert found["tasks"] == {"sync": ["models"], "models": []}
     assert found["max_active_runs"] == 1
     assert found["schedule"] == "17 * * * *"
 
@@ -114,7 +121,9 @@ def test_dag_import_reports_a_broken_dag(tmp_path):
     folder = tmp_path / "dags"
     folder.mkdir()
     source = (PROJECT_ROOT / "schedules" / "airflow" / "platform_sync_dag.py").read_text()
-    (folder / "platform_sync_dag.py").write_text(source.replace('decompose="none"', 'decompose="sideways"'))
+    (folder / "platform_sync_dag.py").write_text(
+        source.replace('trigger_rule="all_done"', 'trigger_rule="sideways"')
+    )
     found = dag_import(tmp_path, folder)
     assert found["tasks"] is None
     assert "sideways" in str(found["errors"])
@@ -122,9 +131,9 @@ def test_dag_import_reports_a_broken_dag(tmp_path):
 
 def test_the_accounts_dag_maps_a_sync_task_per_configured_account(tmp_path):
     # the configuration names two accounts: the list task reads them, the sync is mapped over that list
-    # (a task instance per account), and the models follow all of them once. Under Airflow dlt reads
-    # `.dlt/` from the DAGs folder (its task group sets DLT_PROJECT_DIR to it): AIRFLOW_HOME/dags here
-    settings = tmp_path / "airflow" / "dags" / ".dlt"
+    # (a task instance per account), and the models follow all of them once. The tasks read `.dlt/` from
+    # the project folder (PLATFORM_SYNC_PROJECT_DIR), as the DAG's first paragraph says
+    settings = tmp_path / ".dlt"
     settings.mkdir(parents=True)
     (settings / "config.toml").write_text(
         "[accounts.acme]\nevent_ids = []\n\n[accounts.beta_store]\ncommunity_ids = [12]\n"
@@ -138,3 +147,77 @@ def test_the_accounts_dag_maps_a_sync_task_per_configured_account(tmp_path):
     assert found["at_once"] == 3
     assert found["models_trigger_rule"] == "all_done"
     assert found["accounts"] == ["acme", "beta_store"]
+
+
+def airflow_env(tmp_path: Path, project: Path, token: str) -> dict[str, str]:
+    """A worker's environment: a throwaway AIRFLOW_HOME (SQLite metadata), the DAGs folder, the project
+    folder and the token, nothing inherited."""
+    return {
+        "PATH": f"{OVERLAY / 'bin'}:/usr/bin:/bin",
+        "AIRFLOW_HOME": str(tmp_path / "airflow"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(PROJECT_ROOT / "schedules" / "airflow"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "PLATFORM_SYNC_PROJECT_DIR": str(project),
+        "SOURCES__PLATFORM__ACCESS_TOKEN": token,
+        "SYNC__CHECKPOINT_REQUESTS": str(AIRFLOW_CHECKPOINT),
+        "PYTHONPATH": str(PROJECT_ROOT),
+    }
+
+
+AIRFLOW_CHECKPOINT = 20  # sale details per pass: the world's sales are several passes
+
+
+def test_the_dag_run_syncs_in_passes_into_the_project_then_builds_the_models(tmp_path):
+    """`airflow dags test platform_sync` as a worker runs it (each task its own process, AIRFLOW_HOME on
+    SQLite, `.dlt/` in PLATFORM_SYNC_PROJECT_DIR as the DAG's first paragraph says): the sync task loads
+    the project's own DuckDB file in passes of `checkpoint_requests`, its raw tables equal a sync of the
+    same world from code, and the models task builds the marts on it."""
+    from sandbox.running import running_sandbox
+    from tests.support.sync_helpers import source_options, warehouse_tables
+
+    python = overlay_python()
+    project = tmp_path / "project"
+    (project / ".dlt").mkdir(parents=True)
+    with running_sandbox(seed=11, scale=100, time_scale=600.0) as sandbox:
+        token = sandbox.token()
+        settings = source_options(sandbox, token)
+        settings.pop("access_token")
+        config = tomlkit.document()
+        config.add("sources", {"platform": settings})
+        (project / ".dlt" / "config.toml").write_text(tomlkit.dumps(config))
+        env = airflow_env(tmp_path, project, token)
+        airflow = [str(python), "-m", "airflow"]
+        subprocess.run([*airflow, "db", "migrate"], env=env, cwd=tmp_path, capture_output=True, check=True)
+        sandbox.reset_stats()
+        run = subprocess.run(
+            [*airflow, "dags", "test", "platform_sync", "2026-12-06"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        assert "state=success" in run.stdout + run.stderr
+        details = int(sum(sandbox.stats()["operations"].get("sale_details", {}).values()))
+        reference = tmp_path / "reference"
+        sync(
+            pipeline_in(reference), source_options=source_options(sandbox, token), checkpoints=Checkpoints(0)
+        )
+    database = project / "platform_sync.duckdb"  # the project's file, not a temporary folder's
+    with duckdb.connect(str(database), read_only=True) as connection:
+        loads = connection.execute("select count(*) from platform_raw._dlt_loads where status = 0").fetchone()
+        marts = connection.execute("select count(*) from marts.fct_sales").fetchone()
+        sales = connection.execute("select count(*) from platform_raw.sales").fetchone()
+        recorded = connection.execute(
+            "select count(*) from platform_raw._platform_sync_runs where status = 'loaded'"
+        ).fetchone()
+    passes = math.ceil(details / AIRFLOW_CHECKPOINT)
+    assert passes >= 2 and loads == (passes + 1,)  # the passes, then the run's record
+    assert sales is not None and sales[0] > 0 and marts == sales
+    assert recorded is not None and recorded[0] > 0
+
+    def data(path: Path) -> dict[str, Any]:
+        return {k: v for k, v in warehouse_tables(str(path)).items() if not k.startswith("_platform")}
+
+    assert data(database) == data(reference / "warehouse.duckdb")

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from pipelines.accounts import DEFAULT_ACCOUNT, account_named, sync_account
 from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import SandboxHandle, running_sandbox
@@ -52,7 +53,7 @@ def test_a_first_sync_loads_in_passes_and_ends_as_one_pass_does(sandbox, tmp_pat
     alone, each a load whose sales are in the warehouse when it ends; no sale requested twice; the
     warehouse, the rows and the requests are those of a run in one pass."""
     sandbox.reset_stats()
-    one = sync(pipeline_in(tmp_path / "one"), source_options=options(sandbox))
+    one = sync(pipeline_in(tmp_path / "one"), source_options=options(sandbox), checkpoints=Checkpoints(0))
     one_details = sale_details(sandbox)
     assert one.report.failed == {} and one_details >= E2E_SCALE // 2
 
@@ -78,6 +79,33 @@ def test_a_first_sync_loads_in_passes_and_ends_as_one_pass_does(sandbox, tmp_pat
     assert warehouse_tables(database_of(tmp_path / "passes")) == warehouse_tables(
         database_of(tmp_path / "one")
     )
+
+
+def test_sync_from_code_loads_in_the_configured_passes(sandbox, tmp_path, monkeypatch):
+    """`sync()` called without `checkpoints`, as the accounts, Dagster's assets and the Airflow DAGs call
+    it, loads in passes of `[sync] checkpoint_requests` as the command line does."""
+    monkeypatch.setenv("SYNC__CHECKPOINT_REQUESTS", str(CHECKPOINT))
+    sandbox.reset_stats()
+    pipeline = pipeline_in(tmp_path)
+    result = sync(pipeline, source_options=options(sandbox))
+    passes = math.ceil(sale_details(sandbox) / CHECKPOINT)
+    assert passes >= 3 and result.extra == {"checkpoints": passes}
+    assert query(pipeline, "select count(*) from _dlt_loads where status = 0") == [(passes,)]
+
+
+def test_an_account_run_with_a_bad_checkpoint_is_refused_before_any_request(sandbox, tmp_path, monkeypatch):
+    """The accounts' path (`--all-accounts`, Dagster, Airflow): a bad `checkpoint_requests` is the account's
+    exit 2 with one line naming the setting, and the API is asked nothing."""
+    monkeypatch.setenv("SYNC__CHECKPOINT_REQUESTS", "many")
+    monkeypatch.setenv("SOURCES__PLATFORM__ACCESS_TOKEN", sandbox.token())
+    monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(tmp_path / "warehouse.duckdb"))
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / ".dlt"))
+    settings = options(sandbox)
+    sandbox.reset_stats()
+    run = sync_account(account_named(DEFAULT_ACCOUNT), source_options=settings)
+    assert run.exit_status == 2
+    assert "checkpoint_requests must be a whole number" in run.message and "'many'" in run.message
+    assert sum(sum(counts.values()) for counts in sandbox.stats()["operations"].values()) == 0
 
 
 def test_a_later_sync_in_passes_spends_what_one_pass_does(sandbox, tmp_path):
@@ -114,7 +142,7 @@ def paced() -> Iterator[SandboxHandle]:
 def fresh(paced, tmp_path_factory) -> dict[str, Any]:
     """The warehouse of one fresh sync of the paced sandbox, in one pass."""
     folder = tmp_path_factory.mktemp("fresh")
-    sync(pipeline_in(folder), source_options=kill_options(paced))
+    sync(pipeline_in(folder), source_options=kill_options(paced), checkpoints=Checkpoints(0))
     return warehouse_tables(database_of(folder))
 
 
