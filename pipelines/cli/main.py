@@ -200,6 +200,10 @@ def _parser() -> argparse.ArgumentParser:
     auth_cmd.add_argument(
         "--secrets-path", default=".dlt/secrets.toml", type=Path, help="where the token is stored"
     )
+    auth_cmd.add_argument(
+        "--account",
+        help="authorize this configured account: its token goes under [accounts.NAME] (docs/accounts.md)",
+    )
     auth_cmd.set_defaults(run=_run_auth)
 
     models_cmd = commands.add_parser(
@@ -313,8 +317,9 @@ def _say_interrupted(
 def _run_auth(options: argparse.Namespace) -> int:
     from pipelines.commands.authorize import exchange_and_store
 
-    grant = exchange_and_store(options.code, options.secrets_path, options.redirect_uri)
-    print(f"token stored in {options.secrets_path} with scopes: {' '.join(sorted(grant.scopes))}")
+    grant = exchange_and_store(options.code, options.secrets_path, options.redirect_uri, options.account)
+    where = f"[accounts.{options.account}] of " if options.account else ""
+    print(f"token stored in {where}{options.secrets_path} with scopes: {' '.join(sorted(grant.scopes))}")
     return EXIT_OK
 
 

@@ -48,6 +48,9 @@ MAX_NAME_LENGTH = (
 TOKEN_KEY = "access_token"  # noqa: S105 - the name of the setting
 # Arguments only code passes; `access_token` is read on its own (a secret)
 _NOT_SETTINGS = frozenset({"client", "report", TOKEN_KEY})
+# The token exchange's settings, read by `platform-sync auth --account NAME` (commands/authorize.py), never
+# by the sync: an account's table takes them as `[sources.platform]` does
+AUTH_KEYS = frozenset({"auth_url", "client_id", "client_secret", "redirect_uri"})
 
 
 @dataclass(frozen=True)
@@ -104,14 +107,15 @@ def account_source_options(account: Account) -> dict[str, Any]:
     """The arguments of `platform_source` that the account sets, its token included.
 
     The `default` account sets none beyond its table: it reads `[sources.platform]` as today."""
-    settings = dict(_account_tables().get(account.name, {}))
+    table = _account_tables().get(account.name, {})
+    settings = {key: value for key, value in table.items() if key not in AUTH_KEYS}
     known = set(inspect.signature(platform_source).parameters) - {"client", "report"}
     unknown = sorted(key for key in settings if key not in known)
     if unknown:
         raise ConfigurationError(
-            f"[accounts.{account.name}] has {', '.join(unknown)}, which no setting of the source reads: "
+            f"[accounts.{account.name}] has {', '.join(unknown)}, which no setting of an account reads: "
             f"an account takes the settings of [sources.platform] (e.g. event_ids, community_ids, schools, "
-            "sale_ids, base_url) and its access_token (docs/accounts.md)"
+            "sale_ids, base_url, auth_url) and its access_token (docs/accounts.md)"
         )
     hints = typing.get_type_hints(inspect.unwrap(platform_source))
     for key in sorted(known - _NOT_SETTINGS):  # environment variables win over the TOML tables

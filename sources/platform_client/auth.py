@@ -12,7 +12,7 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Generator, Mapping, MutableMapping
+from collections.abc import Generator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,24 +148,27 @@ def exchange_code(
     )
 
 
-def _section(document: tomlkit.TOMLDocument, path: Path) -> MutableMapping[str, Any]:
-    """The `[sources.platform]` table of `document`, created if absent."""
+def _section(
+    document: tomlkit.TOMLDocument, path: Path, section: Sequence[str] = SECRETS_SECTION
+) -> MutableMapping[str, Any]:
+    """The table `section` (`[sources.platform]`) of `document`, created if absent."""
     container: Any = document
-    for key in SECRETS_SECTION:
+    for key in section:
         if key not in container:
-            container[key] = tomlkit.table(is_super_table=key != SECRETS_SECTION[-1])
+            container[key] = tomlkit.table(is_super_table=key != section[-1])
         container = container[key]
         # A table, an inline table or tomlkit's proxy for a table split across the file all qualify.
         if not isinstance(container, MutableMapping):
             raise ConfigurationError(
-                f"{path}: `{'.'.join(SECRETS_SECTION)}` must be a table, found {type(container).__name__}; "
+                f"{path}: `{'.'.join(section)}` must be a table, found {type(container).__name__}; "
                 "fix the file by hand"
             )
     return container
 
 
-def store_token(secrets_path: Path, grant: TokenGrant) -> None:
-    """Write `access_token` and `granted_scopes` under `[sources.platform]` of a dlt secrets file.
+def store_token(secrets_path: Path, grant: TokenGrant, section: Sequence[str] = SECRETS_SECTION) -> None:
+    """Write `access_token` and `granted_scopes` under `section` of a dlt secrets file: `[sources.platform]`,
+    or an account's `[accounts.<name>]`.
 
     Everything else in the file (other keys, comments, layout) is kept. The file is written with mode 0600
     (only its owner may read a token), and replaced atomically, so an interrupted write never leaves a
@@ -174,11 +177,11 @@ def store_token(secrets_path: Path, grant: TokenGrant) -> None:
     secrets_path = Path(secrets_path)
     existed = secrets_path.exists()
     document = tomlkit.parse(secrets_path.read_text(encoding="utf-8")) if existed else tomlkit.document()
-    section = _section(document, secrets_path)
-    section["access_token"] = grant.access_token
+    table = _section(document, secrets_path, section)
+    table["access_token"] = grant.access_token
     scopes = tomlkit.array()
     scopes.extend(sorted(grant.scopes))
-    section["granted_scopes"] = scopes
+    table["granted_scopes"] = scopes
     mode = 0o600
     secrets_path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=".secrets.", suffix=".toml", dir=secrets_path.parent)

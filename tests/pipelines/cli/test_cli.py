@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dlt
 import pytest
+import tomlkit
 
 from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
@@ -135,3 +136,35 @@ def test_auth_exchanges_a_code_and_the_next_sync_uses_the_stored_token(tmp_path)
         assert "SKIPPED transfers" in synced.stdout
         assert "list_transfers" not in sandbox.stats()["operations"]
         assert query(warehouse(tmp_path), "select count(*) from products")[0][0] > 0
+
+
+def test_auth_for_an_account_stores_its_token_under_its_table_and_its_sync_uses_it(tmp_path):
+    """`auth --account NAME`: the account's table sets its own `auth_url` (a setting of `[sources.platform]`,
+    so an account's too), the app's client comes from `[sources.platform]`; the token is stored under
+    `[accounts.NAME]` only, and `sync --account NAME` then loads with it."""
+    with running_sandbox(seed=2, scale=50, time_scale=600) as sandbox:
+        code = sandbox.authorize(["store_products_read"])
+        env = cli_env(tmp_path, {})
+        env["SOURCES__PLATFORM__CLIENT_ID"] = "sandbox-demo"
+        env["SOURCES__PLATFORM__CLIENT_SECRET"] = "sandbox-demo-secret"
+        (tmp_path / ".dlt").mkdir()
+        (tmp_path / ".dlt" / "config.toml").write_text(
+            f'[accounts.acme]\nauth_url = "{sandbox.auth_url}"\nbase_url = "{sandbox.base_url}"\n'
+            'start_date = "2020-01-01"\nrate_limit_time_scale = 600.0\n'
+        )
+        secrets = tmp_path / ".dlt" / "secrets.toml"
+
+        result = run_cli(["auth", "--account", "acme", "--code", code], env, tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "[accounts.acme]" in result.stdout
+        stored = tomlkit.parse(secrets.read_text())
+        assert set(stored) == {"accounts"}  # nothing under [sources.platform]
+        assert stored["accounts"]["acme"]["granted_scopes"] == ["store_products_read"]  # type: ignore[index]
+
+        synced = run_cli(
+            ["sync", "--account", "acme", "--no-progress", "--resources", "products"], env, tmp_path
+        )
+        assert synced.returncode == 0, synced.stdout + synced.stderr
+
+        unknown = run_cli(["auth", "--account", "zeta", "--code", "x"], env, tmp_path)
+        assert unknown.returncode == 2 and "no account named 'zeta'" in unknown.stderr
