@@ -257,7 +257,7 @@ class KeepCycle:
 
 
 def _starlette(routes: list[Route]) -> Starlette:
-    return Starlette(
+    app = Starlette(
         routes=routes,
         exception_handlers={
             HTTPException: _http_error,
@@ -266,6 +266,10 @@ def _starlette(routes: list[Route]) -> Starlette:
             Exception: _server_error,
         },
     )
+    # A path with a trailing slash (`/sales/0%2F` decodes to `/sales/0/`) is a path the API does not
+    # have: a JSON 404 as for any other, not Starlette's bodiless 307 to the path without it
+    app.router.redirect_slashes = False
+    return app
 
 
 @dataclass

@@ -252,6 +252,7 @@ def sync(
             return source
         if report.privacy is not None:
             reforgotten[0] += report.privacy.reforgotten
+        report.departures.next_pass()  # this pass's load carries the departures its sales bring
         pipeline.activate()  # as for the first: the source reads this pipeline's state while built
         clock = report.run_clock  # the run's: its start stamps the run's rows and deletions
         later = platform_source(report=report, **options).with_resources("sales")

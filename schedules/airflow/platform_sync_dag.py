@@ -18,8 +18,11 @@ maps a task per account (dynamic task mapping: `sync_account.expand(account=acco
 from the configuration when each run starts, so a new account needs no change here), at most
 `ACCOUNTS_AT_ONCE` of a run at once; each runs `platform-sync sync` for its account only, so a revoked
 token fails that account's task alone. The models build once after all of them (`all_done`: an
-account that failed keeps its previous rows), never one build per account: two `dbt build`s into the same
-schemas at once would replace the same tables under each other. Several accounts at once need a server
+account that failed keeps its previous rows), never one build per account; then `accounts_loaded`, which
+runs only when every account's task succeeded, so that a run with a failed account is a failed run (its
+task red, the others' rows and the marts built). No account configured fails the run's first task:
+a run that syncs nothing is not green. (One build, because two `dbt build`s into the same schemas at
+once would replace the same tables under each other.) Several accounts at once need a server
 destination (one DuckDB file has one writer process): `PLATFORM_SYNC_DESTINATION=postgres` in the
 workers' environment, as `--destination` for the command line.
 """
@@ -114,11 +117,18 @@ def platform_sync_accounts() -> None:
 
     @task
     def accounts() -> list[str]:
-        """The configured accounts' names, read when the run starts."""
+        """The configured accounts' names, read when the run starts; none fails the run (a run that syncs
+        nothing must not look green)."""
         from pipelines.accounts import configured_accounts
 
         os.chdir(_project_dir())
-        return [account.name for account in configured_accounts()]
+        names = [account.name for account in configured_accounts()]
+        if not names:
+            raise RuntimeError(
+                f"no [accounts.<name>] in {_project_dir() / '.dlt'} nor in the environment: configure the "
+                "accounts there (docs/accounts.md), or run the DAG platform_sync for one account"
+            )
+        return names
 
     @task(max_active_tis_per_dagrun=ACCOUNTS_AT_ONCE)
     def sync_account(account: str) -> None:
@@ -144,7 +154,15 @@ def platform_sync_accounts() -> None:
         if not result.success:
             raise RuntimeError("dbt build failed: see the task log")
 
-    sync_account.expand(account=accounts()) >> models()
+    @task(trigger_rule="all_success")
+    def accounts_loaded() -> None:
+        """Reached only when every account's sync succeeded: an account that failed leaves it
+        upstream_failed, so the run fails, after the models were built on the others."""
+
+    synced = sync_account.expand(account=accounts())
+    built = models()
+    synced >> built
+    [synced, built] >> accounts_loaded()
 
 
 platform_sync_accounts()

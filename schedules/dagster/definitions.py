@@ -2,11 +2,21 @@
 and an hourly schedule of both. (No `from __future__ import annotations` here: Dagster reads the
 `context` parameter's annotation when the assets are defined.)
 
-Run from the project folder (the pipeline's working folder is `.dlt/pipelines` there, and `.dlt/`
-holds the configuration), with the `dagster` extra installed:
+Run from the project folder, with the `dagster` extra installed. Every process Dagster starts (the code
+location, each run, each step) reads `.dlt/` from the folder it runs in, so start Dagster there; set
+`DAGSTER_HOME` to a folder of your own (Dagster keeps its runs, schedules and sensors there: without it
+`dagster dev` keeps them in a temporary folder, gone when it stops); set `DLT_DATA_DIR` to where
+the pipelines' working folders must be (else dlt's machine-wide default, `~/.dlt`, shared by every checkout
+on the machine); and the tokens are read from `.dlt/secrets.toml` or the environment of the process that
+starts Dagster (`SOURCES__PLATFORM__ACCESS_TOKEN`, `ACCOUNTS__<NAME>__ACCESS_TOKEN`), which its runs inherit.
 
-    dagster dev -f schedules/dagster/definitions.py
+    export DAGSTER_HOME=$PWD/.dagster DLT_DATA_DIR=$PWD/.dlt/data && mkdir -p $DAGSTER_HOME
+    dagster dev -f schedules/dagster/definitions.py           # the UI, the schedule and the daemon
+    # one account (no [accounts.*]): everything at once
     dagster asset materialize -f schedules/dagster/definitions.py --select '*'
+    # with accounts: an account's partition, then the models once over every account
+    dagster asset materialize -f schedules/dagster/definitions.py --select group:platform_raw --partition acme
+    dagster asset materialize -f schedules/dagster/definitions.py --select group:platform_models
 
 The sync assets run the same code as `platform-sync sync` (its run lock, its settings, its outcome
 table); dagster-dlt only declares one asset per resource. A resource that fails or is skipped fails the
@@ -29,11 +39,15 @@ but the warehouse, so Dagster's multiprocess executor here, and its Kubernetes o
 
 The dbt models are NOT partitioned: the marts read every account's dataset (a union view per raw table,
 with an `account` column), and two `dbt build`s into the same schemas at once would replace the same
-tables under each other. So there is one build, after the accounts' runs: the models' automation
-condition asks for a build once any account's assets were updated and none of them is still being
-materialized (Dagster's daemon evaluates it; an account that fails does not hold the build back, its
-previous rows stay in the marts). Put the models in a pool of one (`pool="platform_models"`, limit 1 in
-the deployment's concurrency settings) and two builds never overlap even when started by hand.
+tables under each other. So there is one build, after the accounts' runs: the sensor
+`platform_models_after_the_accounts` (running from the start, evaluated by the daemon every 30 s) runs
+the job `build_models` (every model) once an account's run ended since the last build and none is
+queued or running (an account that fails does not hold the build back, its previous rows stay in the
+marts). The schedule (`platform_sync_accounts_hourly`, or `platform_sync_and_models_schedule` for
+one account) is hourly at :17 (`PLATFORM_SYNC_CRON` sets another cron) and, as Dagster's schedules are,
+off until started (`dagster schedule start NAME -f schedules/dagster/definitions.py`, or in the UI).
+Put the models in a pool of one (`pool="platform_models"`, limit 1 in the deployment's concurrency
+settings) and two builds never overlap even when started by hand.
 
 `PLATFORM_SYNC_DESTINATION` (default `duckdb`) names the warehouse the assets load, as `--destination`
 does for `platform-sync`. Several accounts' runs at once need a server destination (PostgreSQL...):
@@ -165,14 +179,6 @@ def _meta(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"status": row["status"], "message": row["message"], "requests": row["requests"]}
 
 
-# After the accounts' runs: updated since the last build, and none of them still running (see above)
-MODELS_AFTER_THE_ACCOUNTS = (
-    dg.AutomationCondition.any_deps_updated().since_last_handled()
-    & ~dg.AutomationCondition.any_deps_in_progress()
-    & ~dg.AutomationCondition.in_progress()
-).with_label("after the accounts' syncs")
-
-
 class RawTablesFromDlt(DagsterDbtTranslator):
     """dbt's sources named after a resource are that resource's dlt asset. Child tables (`sales__items`)
     keep dbt's own key (one asset key cannot stand for two dbt sources): they are loaded with their
@@ -186,11 +192,6 @@ class RawTablesFromDlt(DagsterDbtTranslator):
 
     def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
         return MODELS_GROUP
-
-    def get_automation_condition(
-        self, dbt_resource_props: Mapping[str, Any]
-    ) -> dg.AutomationCondition | None:
-        return MODELS_AFTER_THE_ACCOUNTS if ACCOUNTS else None
 
 
 def parsed_manifest(project: DbtProject = DBT_PROJECT) -> Path:
@@ -242,10 +243,14 @@ def _readers_of(pipelines: list[dlt.Pipeline]) -> Iterator[None]:
         yield
 
 
+# The schedules' cron (hourly at :17 unless PLATFORM_SYNC_CRON says otherwise, e.g. "*/30 * * * *")
+CRON = os.environ.get("PLATFORM_SYNC_CRON", "17 * * * *")
+
+
 def _jobs_and_schedules() -> tuple[list[Any], list[dg.ScheduleDefinition]]:
     if not ACCOUNTS:
         everything = dg.define_asset_job("platform_sync_and_models", selection="*")
-        return [everything], [dg.ScheduleDefinition(job=everything, cron_schedule="17 * * * *")]
+        return [everything], [dg.ScheduleDefinition(job=everything, cron_schedule=CRON)]
     accounts_job = dg.define_asset_job(
         "platform_sync_accounts",
         selection=dg.AssetSelection.groups(RAW_GROUP),
@@ -254,7 +259,7 @@ def _jobs_and_schedules() -> tuple[list[Any], list[dg.ScheduleDefinition]]:
     # not named platform_models: that is the dbt op's name, and a job may not share it
     models_job = dg.define_asset_job("build_models", selection=dg.AssetSelection.groups(MODELS_GROUP))
 
-    @dg.schedule(job=accounts_job, cron_schedule="17 * * * *", name="platform_sync_accounts_hourly")
+    @dg.schedule(job=accounts_job, cron_schedule=CRON, name="platform_sync_accounts_hourly")
     def every_account(context: dg.ScheduleEvaluationContext) -> Iterator[dg.RunRequest]:
         """A run per account, every hour: Dagster's run queue (its concurrency limits) spreads them."""
         tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else "now"
@@ -265,10 +270,54 @@ def _jobs_and_schedules() -> tuple[list[Any], list[dg.ScheduleDefinition]]:
 
 
 JOBS, SCHEDULES = _jobs_and_schedules()
+ACCOUNTS_BUSY = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+ACCOUNTS_DONE = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE]
+
+
+def _sensors(jobs: list[Any]) -> list[dg.SensorDefinition]:
+    """With accounts, the sensor that builds every model once the accounts' runs are done: a run of
+    `build_models` when an account's run ended since the last build and none is queued or running. The
+    whole build, not the models whose own sources changed (Dagster's automation conditions): a mart reads
+    tables of several resources, and a first build of a subset failed on a table not built yet."""
+    if not ACCOUNTS:
+        return []
+    models_job = next(job for job in jobs if job.name == "build_models")
+
+    @dg.sensor(
+        job=models_job,
+        name="platform_models_after_the_accounts",
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+    )
+    def models_after_the_accounts(context: dg.SensorEvaluationContext) -> Any:
+        def newest(statuses: list[dg.DagsterRunStatus]) -> Any:
+            records = context.instance.get_run_records(
+                filters=dg.RunsFilter(job_name="platform_sync_accounts", statuses=statuses), limit=1
+            )
+            return records[0].dagster_run if records else None
+
+        if newest(ACCOUNTS_BUSY) is not None:
+            return dg.SkipReason("accounts' runs are queued or running")
+        done = newest(ACCOUNTS_DONE)
+        if done is None or done.run_id == context.cursor:
+            return dg.SkipReason("no account's run ended since the last build")
+        context.update_cursor(done.run_id)
+        return dg.RunRequest(run_key=f"after:{done.run_id}")
+
+    return [models_after_the_accounts]
+
+
+SENSORS = _sensors(JOBS)
 
 defs = dg.Definitions(
     assets=[platform_raw, platform_models],
     jobs=JOBS,
     schedules=SCHEDULES,
+    sensors=SENSORS,
     resources={"dbt": _dbt()},
 )

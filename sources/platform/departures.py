@@ -58,31 +58,38 @@ class Quarantined:
 
 class DepartureLog:
     """Departures and quarantined records of one run, by resource. Thread-safe: resources are read in
-    dlt's extract thread pool."""
+    dlt's extract thread pool.
+
+    A run loaded in passes (checkpoints) hands each pass's load what that pass saw (`next_pass`): the
+    rows of a load are its own records' departures; the summary and `quarantined()` are the run's."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._tallies: dict[tuple[str, str, str], _Tally] = {}
+        self._tallies: dict[tuple[str, str, str], _Tally] = {}  # the run's
+        self._pass_tallies: dict[tuple[str, str, str], _Tally] = {}  # the pass's, for its load
         self._quarantined: list[Quarantined] = []
+        self._pass_quarantined: list[Quarantined] = []
         self._quarantined_once: set[Quarantined] = set()
         self._emitted: set[str] = set()
+
+    def next_pass(self) -> None:
+        """A new pass of the run (its own load): its resources hand over what they see from now on."""
+        with self._lock:
+            self._pass_tallies = {}
+            self._pass_quarantined = []
+            self._emitted = set()
 
     def record(self, resource: str, record_id: Any, departures: Sequence[Departure]) -> None:
         """Count the departures of one record (its key as the API sent it)."""
         ident = None if record_id is None else str(record_id)
         with self._lock:
             for departure in departures:
-                tally = self._tallies.setdefault((resource, departure.path, departure.kind), _Tally())
-                if ident is not None:
-                    tally.record_ids.add(ident)
-                    if tally.example_record_id is None:
-                        tally.example_record_id = ident
-                if departure.value is None:
-                    continue
-                if departure.kind == "unlisted_value":
-                    tally.value_records.setdefault(_as_text(departure.value), set()).add(ident or "")
-                elif departure.kind in ("unconvertible", "unloadable_name", "mended"):
-                    tally.originals.append((ident, _as_text(departure.value)))
+                key = (resource, departure.path, departure.kind)
+                for tally in (
+                    self._tallies.setdefault(key, _Tally()),
+                    self._pass_tallies.setdefault(key, _Tally()),
+                ):
+                    _count(tally, ident, departure)
 
     def quarantine(
         self, resource: str, reason: str, record_id: Any, raw: Any, redact: Callable[[str], str]
@@ -97,15 +104,17 @@ class DepartureLog:
             if item not in self._quarantined_once:
                 self._quarantined_once.add(item)
                 self._quarantined.append(item)
+                self._pass_quarantined.append(item)
 
     def quarantined(self, resource: str | None = None) -> list[Quarantined]:
         with self._lock:
             return [q for q in self._quarantined if resource is None or q.resource == resource]
 
     def departure_rows(self, resource: str) -> list[dict[str, Any]]:
-        """The rows of ``_platform_departures`` for one resource (with their ``values`` child rows)."""
+        """The rows of ``_platform_departures`` for one resource (with their ``values`` child rows), of
+        the records this pass saw."""
         with self._lock:
-            tallies = [(key, tally) for key, tally in self._tallies.items() if key[0] == resource]
+            tallies = [(key, tally) for key, tally in self._pass_tallies.items() if key[0] == resource]
         rows = []
         for (_, path, kind), tally in sorted(tallies, key=lambda item: item[0]):
             values = [
@@ -127,14 +136,16 @@ class DepartureLog:
 
     def items_for(self, resource: str) -> Iterator[DataItemWithMeta]:
         """What one resource hands dlt once it was read: its departures and its quarantined records, as
-        rows of their own tables. Once per resource and run."""
+        rows of their own tables. Once per resource and pass (a run in one pass: once per run)."""
         with self._lock:
             if resource in self._emitted:
                 return
             self._emitted.add(resource)
         if rows := self.departure_rows(resource):
             yield dlt.mark.with_table_name(rows, DEPARTURES_TABLE)
-        if quarantined := self.quarantined(resource):
+        with self._lock:
+            quarantined = [q for q in self._pass_quarantined if q.resource == resource]
+        if quarantined:
             rows = [
                 {"resource": q.resource, "reason": q.reason, "record_id": q.record_id, "raw_json": q.raw_json}
                 for q in quarantined
@@ -150,6 +161,20 @@ class DepartureLog:
             rest = len(lines) - _SUMMARY_LINES + 1
             lines = [*lines[: _SUMMARY_LINES - 1], f"... and {rest} more (see the table {DEPARTURES_TABLE})"]
         return lines
+
+
+def _count(tally: _Tally, ident: str | None, departure: Departure) -> None:
+    """One record's departure, in `tally`."""
+    if ident is not None:
+        tally.record_ids.add(ident)
+        if tally.example_record_id is None:
+            tally.example_record_id = ident
+    if departure.value is None:
+        return
+    if departure.kind == "unlisted_value":
+        tally.value_records.setdefault(_as_text(departure.value), set()).add(ident or "")
+    elif departure.kind in ("unconvertible", "unloadable_name", "mended"):
+        tally.originals.append((ident, _as_text(departure.value)))
 
 
 def _line(resource: str, path: str, kind: str, tally: _Tally) -> str:

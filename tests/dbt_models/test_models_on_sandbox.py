@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from pipelines.dbt.runner import headline_figures, run_models
+from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import running_sandbox
 from sandbox.world import SyntheticWorld
@@ -108,7 +109,10 @@ def test_models_build_on_a_drifting_sandbox(tmp_path: Path) -> None:
     resource, field path and kind the pipeline recorded."""
     pipeline = _pipeline(tmp_path)
     with running_sandbox(seed=3, scale=600, time_scale=TIME_SCALE, drift=0.03) as sandbox:
-        synced = sync(pipeline, source_options=source_options(sandbox, sandbox.token()))
+        # one pass: the models' "latest load" (assert_latest_load_sent_no_departures, api_departures's
+        # is_in_latest_load) is the newest load, not the run's loads (a known gap: docs/contracts.md)
+        options = source_options(sandbox, sandbox.token())
+        synced = sync(pipeline, source_options=options, checkpoints=Checkpoints(0))
     assert not synced.report.failed
 
     result = run_models(pipeline, "build", target_path=tmp_path / "target", echo=False)

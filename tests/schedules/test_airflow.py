@@ -1,19 +1,14 @@
 """The Airflow DAGs pass Airflow's own DAG import (a DagBag of schedules/airflow): the sync task followed
-by the models, and a sync task mapped over the configured accounts.
-
-Airflow is not in the dev environment (see the `airflow` extra in pyproject.toml): the check runs in a
-virtualenv of its own, `.venv/airflow-overlay`, that sees every package of `.venv` and adds Airflow
-(about 20 s to build once, from PyPI; kept for the next runs).
+by the models, and a sync task mapped over the configured accounts; and `platform_sync` runs task by task
+as workers run it. In Airflow's virtualenv of its own (tests/support/airflow.py). The accounts' DAG run:
+tests/pipelines/accounts/test_all_accounts.py, beside the single-account syncs it is compared with.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +18,12 @@ import tomlkit
 
 from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.platform_pipeline import sync
+from sandbox.running import running_sandbox
+from tests.support.airflow import AIRFLOW_CHECKPOINT, DATE, airflow, airflow_env, overlay_python
 from tests.support.cli import PROJECT_ROOT
 from tests.support.faults import pipeline_in
 
 pytestmark = pytest.mark.xdist_group("airflow")
-OVERLAY = Path(sys.prefix) / "airflow-overlay"
-AIRFLOW = "apache-airflow>=3,<4"  # as the `airflow` extra
 
 IMPORT = """
 import json
@@ -62,30 +57,6 @@ print(json.dumps({{
     "accounts": dag.get_task("accounts").python_callable(),
 }}))
 """
-
-
-def overlay_python() -> Path:
-    """The overlay's interpreter, building the overlay first if needed (one builder at a time)."""
-    python = OVERLAY / "bin" / "python"
-    stamp = OVERLAY / ".installed"
-    OVERLAY.parent.mkdir(parents=True, exist_ok=True)
-    with open(OVERLAY.parent / "airflow-overlay.lock", "w") as guard:
-        fcntl.flock(guard, fcntl.LOCK_EX)
-        if not stamp.exists():
-            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(OVERLAY)], check=True)
-            purelib = subprocess.run(
-                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.strip()
-            # .venv's packages (and their .pth files: the editable install) behind the overlay's own
-            dev = sysconfig.get_paths()["purelib"]
-            Path(purelib, "dev-venv.pth").write_text(f"import site; site.addsitedir({dev!r})\n")
-            pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", AIRFLOW]
-            subprocess.run(pip, check=True, timeout=600)
-            stamp.touch()
-    return python
 
 
 def dag_import(tmp_path, folder, script: str = IMPORT) -> dict[str, object]:
@@ -140,8 +111,18 @@ def test_the_accounts_dag_maps_a_sync_task_per_configured_account(tmp_path):
     )
     found = dag_import(tmp_path, PROJECT_ROOT / "schedules" / "airflow", MAPPING)
     assert found["errors"] == {}
-    assert found["tasks"] == {"accounts": ["sync_account"], "sync_account": ["models"], "models": []}
-    assert found["mapped"] == {"accounts": False, "sync_account": True, "models": False}
+    assert found["tasks"] == {
+        "accounts": ["sync_account"],
+        "sync_account": ["accounts_loaded", "models"],
+        "models": ["accounts_loaded"],
+        "accounts_loaded": [],
+    }
+    assert found["mapped"] == {
+        "accounts": False,
+        "sync_account": True,
+        "models": False,
+        "accounts_loaded": False,
+    }
     assert found["expanded_from"] == {"account": "accounts"}  # the argument `account`, from its list
     assert found["mapped_over"] == ["accounts"]
     assert found["at_once"] == 3
@@ -149,33 +130,14 @@ def test_the_accounts_dag_maps_a_sync_task_per_configured_account(tmp_path):
     assert found["accounts"] == ["acme", "beta_store"]
 
 
-def airflow_env(tmp_path: Path, project: Path, token: str) -> dict[str, str]:
-    """A worker's environment: a throwaway AIRFLOW_HOME (SQLite metadata), the DAGs folder, the project
-    folder and the token, nothing inherited."""
-    return {
-        "PATH": f"{OVERLAY / 'bin'}:/usr/bin:/bin",
-        "AIRFLOW_HOME": str(tmp_path / "airflow"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(PROJECT_ROOT / "schedules" / "airflow"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "PLATFORM_SYNC_PROJECT_DIR": str(project),
-        "SOURCES__PLATFORM__ACCESS_TOKEN": token,
-        "SYNC__CHECKPOINT_REQUESTS": str(AIRFLOW_CHECKPOINT),
-        "PYTHONPATH": str(PROJECT_ROOT),
-    }
-
-
-AIRFLOW_CHECKPOINT = 20  # sale details per pass: the world's sales are several passes
-
-
-def test_the_dag_run_syncs_in_passes_into_the_project_then_builds_the_models(tmp_path):
-    """`airflow dags test platform_sync` as a worker runs it (each task its own process, AIRFLOW_HOME on
-    SQLite, `.dlt/` in PLATFORM_SYNC_PROJECT_DIR as the DAG's first paragraph says): the sync task loads
-    the project's own DuckDB file in passes of `checkpoint_requests`, its raw tables equal a sync of the
-    same world from code, and the models task builds the marts on it."""
-    from sandbox.running import running_sandbox
+def test_each_task_in_its_own_process_syncs_in_passes_into_the_project_then_builds_the_models(tmp_path):
+    """The DAG `platform_sync` task by task as workers run them, each `airflow tasks test` a process of its
+    own (AIRFLOW_HOME on SQLite, `.dlt/` in PLATFORM_SYNC_PROJECT_DIR as the DAG's first paragraph says):
+    the sync task loads the project's own DuckDB file in passes of `checkpoint_requests`, its raw tables
+    equal a sync of the same world from code, and the models task, in the next process, builds the marts
+    on that file."""
     from tests.support.sync_helpers import source_options, warehouse_tables
 
-    python = overlay_python()
     project = tmp_path / "project"
     (project / ".dlt").mkdir(parents=True)
     with running_sandbox(seed=11, scale=100, time_scale=600.0) as sandbox:
@@ -185,25 +147,16 @@ def test_the_dag_run_syncs_in_passes_into_the_project_then_builds_the_models(tmp
         config = tomlkit.document()
         config.add("sources", {"platform": settings})
         (project / ".dlt" / "config.toml").write_text(tomlkit.dumps(config))
-        env = airflow_env(tmp_path, project, token)
-        airflow = [str(python), "-m", "airflow"]
-        subprocess.run([*airflow, "db", "migrate"], env=env, cwd=tmp_path, capture_output=True, check=True)
+        env = airflow_env(tmp_path, project, {"SOURCES__PLATFORM__ACCESS_TOKEN": token})
         sandbox.reset_stats()
-        run = subprocess.run(
-            [*airflow, "dags", "test", "platform_sync", "2026-12-06"],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        assert "state=success" in run.stdout + run.stderr
+        synced = airflow(["tasks", "test", "platform_sync", "sync", DATE], env, tmp_path)
+        assert synced.returncode == 0, synced.stdout[-3000:] + synced.stderr[-3000:]
         details = int(sum(sandbox.stats()["operations"].get("sale_details", {}).values()))
+        built = airflow(["tasks", "test", "platform_sync", "models", DATE], env, tmp_path)
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
         reference = tmp_path / "reference"
-        sync(
-            pipeline_in(reference), source_options=source_options(sandbox, token), checkpoints=Checkpoints(0)
-        )
+        options = source_options(sandbox, token)
+        sync(pipeline_in(reference), source_options=options, checkpoints=Checkpoints(0))
     database = project / "platform_sync.duckdb"  # the project's file, not a temporary folder's
     with duckdb.connect(str(database), read_only=True) as connection:
         loads = connection.execute("select count(*) from platform_raw._dlt_loads where status = 0").fetchone()

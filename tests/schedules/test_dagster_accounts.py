@@ -269,6 +269,7 @@ print(json.dumps({{
     "raw_partitioned": repo.asset_graph.get(dg.AssetKey("dlt_platform_sales")).partitions_def is not None,
     "models_partitioned": node.partitions_def is not None,
     "models_condition": node.automation_condition.get_label() if node.automation_condition else None,
+    "sensors": {{s.name: s.job_name for s in repo.sensor_defs}},
 }}))
 """
 
@@ -296,4 +297,7 @@ def test_the_definitions_have_a_partition_and_an_hourly_run_per_configured_accou
     ]
     assert figures["raw_partitioned"] is True
     assert figures["models_partitioned"] is False
-    assert figures["models_condition"] == "after the accounts' syncs"
+    # the models: no condition of their own, the whole build by the sensor after the accounts' runs
+    # (tests/schedules/test_dagster_daemon.py runs it under the daemon)
+    assert figures["models_condition"] is None
+    assert figures["sensors"] == {"platform_models_after_the_accounts": "build_models"}

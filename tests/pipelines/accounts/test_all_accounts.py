@@ -21,6 +21,7 @@ from tests.support.accounts import (
     schema_tables,
     single_account_env,
 )
+from tests.support.airflow import DATE, airflow, airflow_env, task_states
 from tests.support.warehouses import MODELS_ONLY_ENV
 
 pytestmark = [pytest.mark.xdist_group("accounts"), pytest.mark.timeout(900)]
@@ -148,6 +149,38 @@ def test_one_accounts_token_scope_refresh_or_forget_never_reach_the_others(
         _count(warehouse, "select count(*) from platform_raw_acme.sales where buyer__email = ?", email) == 0
     )
     assert _raw_rows(warehouse, "platform_raw_gamma") == gamma_before
+
+
+def test_the_airflow_accounts_dag_run_loads_each_account_and_fails_the_run_on_a_revoked_one(
+    worlds, references, tmp_path: Path
+):
+    """The Airflow DAG `platform_sync_accounts`, run by `airflow dags test` in Airflow's virtualenv
+    (tests/support/airflow.py), on the three worlds as three accounts, beta's token not one of its world:
+    acme's and gamma's raw tables and marts equal their single-account syncs, beta's task fails alone,
+    the models are built on the others (`all_done`), and the run fails (`accounts_loaded`
+    upstream_failed) instead of looking green."""
+    project = tmp_path / "project"
+    project_env = accounts_project(project, worlds, tokens={"beta": "not-a-token-of-this-world"})
+    tokens = {key: value for key, value in project_env.items() if key.startswith("ACCOUNTS__")}
+    env = airflow_env(tmp_path, project, {**tokens, **MODELS_ONLY_ENV})
+    run = airflow(["dags", "test", "platform_sync_accounts", DATE], env, tmp_path)
+    states = task_states(tmp_path, "platform_sync_accounts")
+    assert states == {
+        ("accounts", -1): "success",
+        ("sync_account", 0): "success",
+        ("sync_account", 1): "failed",
+        ("sync_account", 2): "success",
+        ("models", -1): "success",
+        ("accounts_loaded", -1): "upstream_failed",
+    }, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "account beta: FAILED: the access token was rejected" in run.stdout + run.stderr
+    warehouse = project / "platform_sync.duckdb"
+    assert _tables(warehouse, "platform_raw_beta") == []
+    for name in ("acme", "gamma"):
+        reference = references[name]
+        assert schema_tables(warehouse, f"platform_raw_{name}") == schema_tables(reference, "platform_raw")
+        for mart in _tables(warehouse, MARTS):
+            assert _mart_rows(warehouse, mart, name) == _mart_rows(reference, mart, "default"), (name, mart)
 
 
 def _schemas(path: Path) -> set[str]:

@@ -18,6 +18,7 @@ import duckdb
 import pytest
 from dlt.common.normalizers.naming.snake_case import NamingConvention
 
+from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.platform_pipeline import SyncResult, sync
 from sandbox.running import SandboxHandle, running_sandbox
 from sources.platform.models import KINDS
@@ -46,8 +47,25 @@ def _pipeline(tmp_path: Path, name: str) -> dlt.Pipeline:
     )
 
 
-def _sync(pipeline: dlt.Pipeline, handle: SandboxHandle) -> SyncResult:
-    return sync(pipeline, source_options=source_options(handle, handle.token()))
+def _sync(pipeline: dlt.Pipeline, handle: SandboxHandle, checkpoint: int = 0) -> SyncResult:
+    """One sync; in one pass unless `checkpoint` (the load's files are the run's, `load_info`)."""
+    options = source_options(handle, handle.token())
+    return sync(pipeline, source_options=options, checkpoints=Checkpoints(checkpoint))
+
+
+def test_a_run_in_passes_records_each_departure_with_the_pass_that_loaded_its_record(tmp_path: Path) -> None:
+    """Checkpoints of 30 sale details: the sales fetched by the later passes bring their departures into
+    their own loads; over the run's loads, every departure the API served is recorded once."""
+    pipeline = _pipeline(tmp_path, "passes")
+    with _world(3, DRIFT) as drifting:
+        result = _sync(pipeline, drifting, checkpoint=30)
+        served = drifting.departures()
+    assert result.extra["checkpoints"] > 2
+    assert _recorded(pipeline) == _expected(served)
+    loads = _query(
+        pipeline, "select count(distinct _dlt_load_id) from _platform_departures where resource = 'sales'"
+    )
+    assert loads[0][0] > 1  # the later passes' sales departures are in their own loads
 
 
 @pytest.mark.parametrize("seed", [3, 11])
@@ -91,8 +109,12 @@ def _assert_one_parquet_file_per_flat_table(result: SyncResult) -> None:
 
 
 def _recorded(pipeline: dlt.Pipeline) -> dict[tuple[str, str, str], int]:
-    rows = _query(pipeline, "select resource, field_path, kind, records from _platform_departures")
-    return {(resource, path, kind): records for resource, path, kind, records in rows}
+    # one row per resource, field path and kind per load; a run in passes loads each pass's own records
+    rows = _query(
+        pipeline,
+        "select resource, field_path, kind, sum(records) from _platform_departures group by all",
+    )
+    return {(resource, path, kind): int(records) for resource, path, kind, records in rows}
 
 
 def _expected(served: Served) -> dict[tuple[str, str, str], int]:

@@ -29,6 +29,14 @@ from sources.platform_client.errors import ConfigurationError
 from tests.pipelines.sync.test_rescan import requests_by_operation
 from tests.support.sync_helpers import E2E_SCALE, query, source_options
 
+
+@pytest.fixture(autouse=True)
+def _one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs in one pass (`checkpoint_requests` 0). Known gap of runs in passes (docs/contracts.md,
+    "Checkpoints"): an id answered 404 in one pass is not asked again by the run's later passes, and the
+    probation's allowance is each pass's share; it is confirmed, and retired, by the next run."""
+    monkeypatch.setenv("SYNC__CHECKPOINT_REQUESTS", "0")
+
 FAST = 6000.0  # rate-limit windows of 10 ms: 30 sale details a minute become 3,000 a second
 TWIN = SyntheticWorld(3, E2E_SCALE)  # the sandbox's world (seed 3), whose 400 sales are visible now
 LINE = "sale ids the API does not know (404): retired; see _platform_retired_ids"
