@@ -91,36 +91,34 @@ def run_lock(
     pipeline: dlt.Pipeline,
     mode: Mode = "write",
     command: str = "platform-sync",
-    lock_dir: Path | None = None,
 ) -> Iterator[Callable[[], None]]:
     """Hold the pipeline's lock and its destination's lock (in that order, always, so two runs cannot
     each wait on the other) for the body of the `with`; raises `LockHeld` at once when a conflicting
     run holds either.
 
-    The lock files are in the pipelines folder, or in `lock_dir` for a runner whose pipelines folder is
-    another than the command line's: the project's `.dlt/pipelines`, shared with the CLI.
+    The lock files are in the pipelines folder (a DuckDB file's beside it).
 
     Yields a function that releases both locks at once (the command line's Ctrl-C handler calls it before
     the process ends); leaving the `with` after that releases nothing twice."""
     with contextlib.ExitStack() as stack:
-        stack.enter_context(pipeline_hold(pipeline, mode, command, lock_dir))
-        stack.enter_context(destination_hold(pipeline, mode, command, lock_dir))
+        stack.enter_context(pipeline_hold(pipeline, mode, command))
+        stack.enter_context(destination_hold(pipeline, mode, command))
         yield stack.close
 
 
 def pipeline_hold(
-    pipeline: dlt.Pipeline, mode: Mode, command: str, lock_dir: Path | None = None
+    pipeline: dlt.Pipeline, mode: Mode, command: str
 ) -> contextlib.AbstractContextManager[Holder]:
     """The pipeline's lock: its lock file in the pipelines folder."""
-    path = Path(lock_dir or pipeline.pipelines_dir) / f"{pipeline.pipeline_name}.lock"
+    path = Path(pipeline.pipelines_dir) / f"{pipeline.pipeline_name}.lock"
     return hold(path, mode, f"the pipeline {pipeline.pipeline_name}", command)
 
 
 def destination_hold(
-    pipeline: dlt.Pipeline, mode: Mode, command: str, lock_dir: Path | None = None
+    pipeline: dlt.Pipeline, mode: Mode, command: str
 ) -> contextlib.AbstractContextManager[Holder]:
     """The destination's lock, decided also by the DuckDB file's inode or PostgreSQL's advisory lock."""
-    path, name = destination_lock_path(pipeline, lock_dir)
+    path, name = destination_lock_path(pipeline)
     return hold(path, mode, name, command, _destination_guard(pipeline, mode))
 
 
@@ -145,7 +143,7 @@ def _duckdb_file(pipeline: dlt.Pipeline) -> Path | None:
     return Path(database).resolve()
 
 
-def destination_lock_path(pipeline: dlt.Pipeline, lock_dir: Path | None = None) -> tuple[Path, str]:
+def destination_lock_path(pipeline: dlt.Pipeline) -> tuple[Path, str]:
     """Where the destination's lock file lives, and how to name the destination in messages (no secrets).
 
     Resolves the destination's configuration, so missing credentials raise dlt's
@@ -162,7 +160,7 @@ def destination_lock_path(pipeline: dlt.Pipeline, lock_dir: Path | None = None) 
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     where = f"{host}:{port}/{database}" if host else str(database or destination_type)
     name = f"the dataset {pipeline.dataset_name} on {destination_type} {where}"
-    folder = Path(lock_dir or pipeline.pipelines_dir)
+    folder = Path(pipeline.pipelines_dir)
     return folder / f"destination-{destination_type}-{digest}.lock", name
 
 
