@@ -12,7 +12,7 @@ from sources.platform.fastpath.interleave import FAN_PAGES_WAITING, FAN_WALKS_AT
 from sources.platform.models import CommunityMember, CommunityPost
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.page_lists import PageList
-from sources.platform.resources.stream import BIGINT_KEY, Stream
+from sources.platform.resources.stream import BIGINT_KEY, Stream, WriteDisposition
 from sources.platform_client.errors import NotFoundError, PermissionDeniedError
 
 # Each snapshot row says which community, over how many days, and when it was taken.
@@ -21,6 +21,12 @@ SNAPSHOT_COLUMNS = {
     "days": BIGINT_KEY,
     "snapshot_at": {"data_type": "timestamp", "timezone": True, "nullable": False},
 }
+# A snapshot is new rows (its key holds its time), yet merged on that key rather than appended: dlt loads an
+# appended table and each of its child tables as separate jobs, each its own transaction, so a load that
+# failed midway (a full disk, CI 2026-12-06) left the newest snapshot's commenters without their posts until
+# the rerun; merged, a snapshot and its child rows are one SQL job, one transaction
+# (`pipelines/sync/load_failure.py`), and a package loaded twice cannot make a snapshot appear twice.
+SNAPSHOT_DISPOSITION: WriteDisposition = "merge"
 
 
 def _communities(
@@ -91,7 +97,7 @@ COMMUNITY_TOP_POSTS = Stream(
     "top_commented_posts",
     CommunityPost,
     ("community_id", "id", "snapshot_at"),
-    "append",
+    SNAPSHOT_DISPOSITION,
     read=read_top_posts,
     extra_columns=SNAPSHOT_COLUMNS,
     description="The five most commented posts of each community, a snapshot appended every rescan_hours.",
@@ -103,7 +109,7 @@ COMMUNITY_COMMENTERS = Stream(
     "list_community_commenters",
     CommunityMember,
     ("community_id", "id", "snapshot_at"),
-    "append",
+    SNAPSHOT_DISPOSITION,
     read=read_commenters,
     extra_columns=SNAPSHOT_COLUMNS,
     description="Members who commented in each community, a snapshot appended every rescan_hours.",

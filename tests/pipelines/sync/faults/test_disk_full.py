@@ -182,3 +182,31 @@ def test_a_failed_step_is_one_line_saying_what_ran_out(
     pipeline = dlt.pipeline(pipeline_name="one_line", pipelines_dir=str(tmp_path), destination="duckdb")
     message = failure_line(PipelineStepFailed(pipeline, step, None, error))
     assert message.startswith(line) and "\n" not in message
+
+
+def test_a_snapshot_whose_child_rows_fail_to_load_is_not_loaded_either(tmp_path: Path) -> None:
+    """A community snapshot and its child rows commit together. Appended, they were separate load jobs:
+    a clean-clone CI run (2026-12-06) whose disk filled between the two left the newest snapshot's
+    commenters without their posts. Here the child table's insert fails for sure: it is a view."""
+    pipeline = dlt.pipeline(
+        pipeline_name="platform_sync",
+        destination=dlt.destinations.duckdb(str(tmp_path / "warehouse.duckdb")),
+        dataset_name="platform_raw",
+        pipelines_dir=str(tmp_path / "pipelines"),
+    )
+    snapshots = "select count(distinct snapshot_at), count(*) from platform_raw.community_commenters"
+    with world() as handle:
+        run(pipeline, handle)
+        with pipeline.sql_client() as client:
+            before = client.execute_sql(snapshots)
+            assert before[0][1] > 0
+            client.execute_sql("alter table platform_raw.community_commenters__posts rename to kept_posts")
+            client.execute_sql(
+                "create view platform_raw.community_commenters__posts as select * from platform_raw.kept_posts"
+            )
+        handle.advance(TWENTY_DAYS)
+        with pytest.raises(PipelineStepFailed) as failed:
+            run(pipeline, handle, rescan=True)
+        assert failed.value.step == "load"
+        with pipeline.sql_client() as client:
+            assert client.execute_sql(snapshots) == before
