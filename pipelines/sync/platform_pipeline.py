@@ -29,6 +29,7 @@ from pipelines.sync.orphans import remove_orphans
 from pipelines.sync.parallelism import parallel_normalize
 from pipelines.sync.privacy_guard import check_privacy
 from pipelines.sync.progress import SyncProgress
+from pipelines.sync.root_keys import add_root_keys
 from pipelines.sync.state_check import follow_the_warehouse
 from pipelines.sync.working_folder import (
     adopt_legacy_folder,
@@ -238,6 +239,7 @@ def sync(
         check_privacy(pipeline, report.privacy.settings, full_refresh)
     prepare_process()
     transactional_loads(pipeline)
+    add_root_keys(pipeline)  # child tables appended before their snapshots were merged (2026-12-06)
     started = time.monotonic()
     run_options: dict[str, Any] = {"loader_file_format": file_format(pipeline)}
     load_tables_as(source, run_options["loader_file_format"])
