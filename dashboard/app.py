@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from dashboard.components import message, not_built
 from dashboard.coverage import coverage_notice
 from dashboard.filters import Filters, default_filters, from_inputs, from_query_string
 from dashboard.pages import operations, sales
-from dashboard.pages.base import MARTS, Page
+from dashboard.pages.base import MARTS, Page, newest_day
 from dashboard.pages.health import make_health_page
 from dashboard.warehouse import Session, Warehouse, WarehouseUnavailable
 
@@ -125,13 +126,13 @@ def render_page(
             missing, empty = _check_marts(session, page.marts)
             if missing or empty:
                 return not_built(missing, empty)
-            content = page.render(session, filters)
             if not page.sales_figures:
-                return content
+                return page.render(session, filters)
             raws = _raw_schemas(filters, raw_schema, account_schemas)
             several = len(raws) > 1  # all accounts' figures: each notice says whose it is
-            notices = [coverage_notice(session, raw, account if several else None) for account, raw in raws]
-            return [*(notice for notice in notices if notice is not None), *content]
+            found = [coverage_notice(session, raw, account if several else None) for account, raw in raws]
+            notices = [notice for notice in found if notice is not None]
+            return [*notices, *page.render(session, replace(filters, sales_partial=bool(notices)))]
     except WarehouseUnavailable as exc:
         return message("No data yet", f"{exc}. Run `platform-sync sync` and then `platform-sync models`.")
     except Exception as exc:  # the page says what failed instead of showing a stack trace
@@ -182,7 +183,7 @@ def _accounts(warehouse: Warehouse, account_schemas: Mapping[str, str] | None) -
 
 
 def _choices(warehouse: Warehouse) -> tuple[list[dict[str, str]], list[str], date | None]:
-    """Products and currencies to choose from, and the latest day with sales (for the default range)."""
+    """Products and currencies to choose from, and the newest day of the data (for the default range)."""
     try:
         with warehouse.session() as session:
             if not {"fct_sales", "dim_products"} <= session.tables(MARTS):
@@ -194,7 +195,7 @@ def _choices(warehouse: Warehouse) -> tuple[list[dict[str, str]], list[str], dat
             currencies = session.rows(
                 f"select distinct currency from {MARTS}.fct_sales where currency is not null order by 1"
             )
-            latest = session.rows(f"select max(coalesce(paid_on, created_on)) from {MARTS}.fct_sales")[0][0]
+            latest = newest_day(session)
     except Exception:  # the page callback reports the problem; the filters just stay empty
         log.exception("reading the filter choices failed")
         return [], [], None

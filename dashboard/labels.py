@@ -60,6 +60,9 @@ LABELS: dict[str, str] = {
     "eWallet": "E-wallet",
     "platformBalance": "Platform balance",
     "unknown": "Unknown",
+    # attendee statuses ("confirmed", "paid" and "refunded" as above)
+    "presence_confirmed": "Presence confirmed",
+    "locked": "Locked",
     # the sync's own run statuses (_platform_sync_runs)
     "loaded": "Loaded",
     "not_due": "Not due",

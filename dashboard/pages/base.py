@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -40,3 +41,37 @@ def spec_enum(name: str) -> frozenset[str]:
     """The values the API spec lists for an enum, from the one place the models keep them."""
     project = yaml.safe_load(DBT_PROJECT.read_text())
     return frozenset(project["vars"]["platform_enums"][name])
+
+
+# How far the data goes: the newest sale and subscription start; an event's start only without them (an
+# event may start a year ahead: in the sandbox's world, 2027 against sales up to June 2026).
+DATA_DAYS = (
+    ("fct_sales", "max(coalesce(paid_on, created_on))"),
+    ("fct_subscriptions", "max(cast(started_at as date))"),
+)
+UPCOMING_DAYS = (("event_attendance", "max(cast(event_starts_at as date))"),)
+
+
+def newest_day(session: Session) -> date | None:
+    """The newest day the data is of (`DATA_DAYS`, else `UPCOMING_DAYS`), None without data. Periods and
+    "to date" marks follow it, not our clock: the platform's clock may be behind ours, and an account
+    may be quiet for months."""
+    marts = session.tables(MARTS)
+    for dated in (DATA_DAYS, UPCOMING_DAYS):
+        days = [
+            session.rows(f"select {newest} from {MARTS}.{mart}")[0][0]
+            for mart, newest in dated
+            if mart in marts
+        ]
+        known = [day for day in days if day is not None]
+        if known:
+            return max(known)
+    return None
+
+
+def month_to_date(month_start: date, newest: date | None) -> bool:
+    """The month is not over as far as the data goes: its figures are to `newest`, not to its end."""
+    if newest is None:
+        return False
+    following = date(month_start.year + month_start.month // 12, month_start.month % 12 + 1, 1)
+    return month_start <= newest and (following - newest).days > 1

@@ -24,7 +24,7 @@ from dashboard.components import (
 )
 from dashboard.filters import Filters
 from dashboard.labels import label
-from dashboard.pages.base import MARTS, Page, by_month, spec_enum
+from dashboard.pages.base import MARTS, Page, by_month, month_to_date, newest_day, spec_enum
 from dashboard.warehouse import Session
 
 # A sale counts on its payment day (its creation day when the API gave none), a refund on its refund
@@ -171,8 +171,10 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
         """,
         params,
     )
+    newest = newest_day(session)
     mrr, movements, active = go.Figure(), go.Figure(), go.Figure()
     cards = []
+    to_date_note = "."
     for currency, points in series_by(months).items():
         x = [row[0] for row in points]
         mrr.add_scatter(x=x, y=[number(r[2]) for r in points], name=f"MRR {currency}", mode="lines+markers")
@@ -182,12 +184,29 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
         movements.add_bar(x=x, y=[-number(r[4]) for r in points], name=f"churn {currency}")
         active.add_scatter(x=x, y=[r[5] for r in points], name=f"active {currency}", mode="lines+markers")
         last = points[-1]
+        # The data's newest month is to date, not a whole month: its figures say so (issue 51).
+        to_date = f" to {newest:%d %b}" if month_to_date(last[0], newest) else ""
+        if to_date:
+            to_date_note = f"; {last[0]:%b %Y} is not over: to {newest:%d %b %Y}, the newest day of the data."
         cards += [
-            kpi(f"kpi-mrr-{currency}", f"MRR {last[0]:%b %Y}", money(last[2], currency)),
             kpi(
-                f"kpi-active-{currency}", "Active subscriptions", count(last[5]), f"{currency}, end of month"
+                f"kpi-mrr-{currency}",
+                f"MRR {last[0]:%b %Y}{to_date}",
+                money(last[2], currency),
+                "month not over: to the newest data" if to_date else "at the month's end",
             ),
-            kpi(f"kpi-churn-{currency}", "Churn rate", rate(last[6]), f"{currency}, {last[0]:%b %Y}"),
+            kpi(
+                f"kpi-active-{currency}",
+                "Active subscriptions",
+                count(last[5]),
+                f"{currency}, {'to date' if to_date else 'end of month'}",
+            ),
+            kpi(
+                f"kpi-churn-{currency}",
+                "Churn rate",
+                rate(last[6]),
+                f"{currency}, {last[0]:%b %Y}{to_date}{' (month not over)' if to_date else ''}",
+            ),
         ]
     movements.update_layout(barmode="relative")
     status_params: list[Any] = []
@@ -204,7 +223,11 @@ def subscriptions(session: Session, filters: Filters) -> list[Any]:
     )
     return [
         kpi_row(cards),
-        section("MRR by month", chart("chart-mrr", mrr), note="MRR at each month's end (all products)."),
+        section(
+            "MRR by month",
+            chart("chart-mrr", mrr),
+            note=f"MRR at each month's end (all products){to_date_note}",
+        ),
         section(
             "MRR movements",
             chart("chart-mrr-movements", movements),

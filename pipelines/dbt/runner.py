@@ -285,24 +285,39 @@ HEADLINE_QUERIES: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
-        "Active subscriptions and MRR (latest month)",
+        "Active subscriptions and MRR (latest month, to the newest subscription start or sale)",
         f"""
+        with newest as (
+            select max(day) as day from (
+                select max(cast(started_at as date)) as day from {MARTS_SCHEMA}.fct_subscriptions
+                union all
+                select max(coalesce(paid_on, created_on)) from {MARTS_SCHEMA}.fct_sales
+            ) as days
+        )
         select month_start as month, currency, count_active_subscriptions as active_subscriptions,
-            mrr_amount as mrr, new_mrr_amount as new_mrr, churned_mrr_amount as churned_mrr, churn_rate
+            mrr_amount as mrr, new_mrr_amount as new_mrr, churned_mrr_amount as churned_mrr, churn_rate,
+            case
+                when newest.day + 1 < cast(month_start + interval '1 month' as date)
+                    then 'to ' || cast(newest.day as varchar)
+                else 'whole month'
+            end as period
         from {MARTS_SCHEMA}.subscriptions_mrr_monthly
+        cross join newest
         where month_start = (select max(month_start) from {MARTS_SCHEMA}.subscriptions_mrr_monthly)
         order by currency
         """,
     ),
     (
-        "Top products by net revenue",
+        "Top products by net revenue (every paid sale found, all time)",
         f"""
         select
             coalesce(products.product_name, sales.product_id) as product,
             sales.currency,
             count(*) as paid_sales,
             sum(sales.gross_amount) as gross,
-            sum(sales.net_revenue_amount) as net_revenue
+            sum(sales.net_revenue_amount) as net_revenue,
+            min(coalesce(sales.paid_on, sales.created_on)) as first_sale,
+            max(coalesce(sales.paid_on, sales.created_on)) as last_sale
         from {MARTS_SCHEMA}.fct_sales as sales
         left join {MARTS_SCHEMA}.dim_products as products
             on sales.account = products.account

@@ -272,24 +272,25 @@ def test_events_courses_communities_fiscal(clean: Built) -> None:
 
 
 def test_headline_figures(clean: Built) -> None:
+    """The summary's figures, each saying its period (issue 51): the latest month's MRR says whether
+    it is a whole month or to the newest day of the data, the top products their first and last sale."""
     figures = dict(headline_figures(clean.pipeline))
     assert list(figures) == [
         "Revenue by month (paid sales, by payment month)",
-        "Active subscriptions and MRR (latest month)",
-        "Top products by net revenue",
+        "Active subscriptions and MRR (latest month, to the newest subscription start or sale)",
+        "Top products by net revenue (every paid sale found, all time)",
     ]
-    revenue = [
-        [cell.strip() for cell in row] for row in figures["Revenue by month (paid sales, by payment month)"]
-    ]
+    revenue, mrr, top = ([[cell.strip() for cell in row] for row in rows] for rows in figures.values())
     assert revenue == [
         ["month", "currency", "paid_sales", "gross", "refunded", "net_revenue"],
         ["2026-04-01", "BRL", "1", "100.00", "30.00", "50.00"],
         ["2026-03-01", "BRL", "3", "320.00", "200.00", "96.00"],
     ]
-    mrr = [[cell.strip() for cell in row] for row in figures["Active subscriptions and MRR (latest month)"]]
+    assert mrr[0][-1] == "period"
     assert mrr[1][:4] == ["2026-05-01", "BRL", "2", "30.00"]
-    top = [[cell.strip() for cell in row] for row in figures["Top products by net revenue"]]
+    assert mrr[1][-1] == "to 2026-05-11"  # the fixture's newest sale or subscription start
     assert [row[0] for row in top] == ["product", "Course One", "Book"]
+    assert top[0][-2:] == ["first_sale", "last_sale"]
 
 
 def test_docs_generate_and_every_column_described(clean: Built) -> None:
