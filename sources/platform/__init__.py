@@ -235,8 +235,11 @@ def platform_source(
             patience=positive_seconds("patience_seconds", patience_seconds),
         )
     run_report = report if report is not None else RunReport()
+    sale_details = STREAMS["sales"].operation
     run_report.sale_details_pace = SaleDetailsPace(
-        settings.sales_max_requests, client.rate_limits.get(STREAMS["sales"].operation)
+        settings.sales_max_requests,
+        client.rate_limits.get(sale_details),
+        lambda: client.pace(sale_details),
     )
     run_report.count_requests_with(lambda: {name: stats.requests for name, stats in client.stats.items()})
     run_report.count_rate_limited_with(

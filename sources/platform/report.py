@@ -38,6 +38,9 @@ class SaleDetailsPace:
 
     max_requests_per_run: int
     requests_per_minute: float | None
+    # Requests a second the rate limiter grants now (time scale and 429 cuts included; None: unlimited):
+    # the progress's ETA of the sale details follows the limiter's schedule (issue 51).
+    per_second: Callable[[], float | None] | None = None
 
 
 @dataclass

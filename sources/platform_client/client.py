@@ -187,6 +187,10 @@ class PlatformClient:
         """The proactive limits in force, requests per minute by operation (unscaled)."""
         return self._limiters.rates
 
+    def pace(self, operation_name: str) -> float | None:
+        """Requests a second the rate limiter of an operation grants now (None: unlimited)."""
+        return self._limiters.get(operation_name).pace()
+
     def request(
         self,
         operation_name: str,

@@ -103,6 +103,12 @@ class OperationLimiter:
         with self._lock:
             return self._limit
 
+    def pace(self) -> float | None:
+        """Requests a second the schedule grants at the current limit (None: unlimited): what a backlog
+        of this operation's requests drains at, lowered after a 429 of ours as the limit is."""
+        with self._lock:
+            return None if self._limit is None else self._limit / self._span
+
     def reserve(self) -> float:
         """Reserve the earliest allowed grant time (clock time, possibly in the future) and return it."""
         return self._reserve()[0]
