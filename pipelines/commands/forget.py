@@ -335,6 +335,7 @@ def run_forget(options: argparse.Namespace) -> int:
     else:
         check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
         pipeline = make_pipeline(options.destination, options.dataset)
+    _require_something_to_forget_in(pipeline, options.webhook_store)
     result = forget(pipeline, settings, person, options.webhook_store)
     for table, rows in sorted(result.rows.items()):
         print(f"{table:50} {rows:>8,} rows blanked")
@@ -357,3 +358,25 @@ def run_forget(options: argparse.Namespace) -> int:
         )
     print("now run `platform-sync models` so that the marts are rebuilt without them")
     return 0
+
+
+def _require_something_to_forget_in(pipeline: dlt.Pipeline, store: Path) -> None:
+    """Refuse (exit 2, nothing recorded, no DuckDB file made) a forget that finds neither raw tables nor
+    a webhook store: run from another folder than the sync's, or with another dataset, it blanked nothing
+    and said "recorded", exit 0, which read as done (issue 51). A warehouse held or out of reach is left
+    to `forget`, which says so under its lock."""
+    from pipelines.dbt.runner import WarehouseHeld, WarehouseUnavailable, describe_destination, raw_tables
+
+    if store.exists():
+        return
+    try:
+        if raw_tables(pipeline):
+            return
+    except (WarehouseHeld, WarehouseUnavailable):
+        return
+    raise ConfigurationError(
+        f"nothing to forget in: no raw tables in the dataset {pipeline.dataset_name!r} of the "
+        f"{describe_destination(pipeline)}, and no webhook store at {store}; run forget from the folder "
+        "the sync runs in, or give it the --destination and --dataset (or --account) and --webhook-store "
+        "the sync uses. Nothing was recorded"
+    )

@@ -124,12 +124,18 @@ def make_pipeline(
         return pipeline
     # the folder holds another warehouse's state: its cursors would skip this one's data
     own = folder_of_its_own(pipeline, place)
-    logger.warning(
-        "the working folder %s holds the state of another warehouse (%s): this one (%s) uses %s",
+    # Said as a warning when the folder is made, then at info level: a second checkout's every command
+    # repeated it (issue 51). It names dlt's command that shows this warehouse's pipeline.
+    logger.log(
+        logging.INFO if (own / pipeline_name).exists() else logging.WARNING,
+        "the working folder %s holds the state of another warehouse (%s): this one (%s) uses %s "
+        "(dlt's tools: `dlt pipeline --pipelines-dir %s %s info`)",
         pipeline.working_dir,
         owner,
         place,
         own / pipeline_name,
+        own,
+        pipeline_name,
     )
     options["pipelines_dir"] = str(own)
     set_aside_damaged_state(own, pipeline_name)

@@ -5,6 +5,7 @@ to it, never lost (issue 28)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -140,7 +141,7 @@ def _counts(pipeline: dlt.Pipeline) -> dict[str, int]:
 
 
 def test_a_second_duckdb_file_of_the_same_dataset_never_continues_the_first_ones_state(
-    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Two DuckDB files, the same destination and dataset, one dlt data folder: the second file's sync is a
     first sync (the same rows as the first file), in a working folder of its own; the first file keeps its
@@ -157,7 +158,14 @@ def test_a_second_duckdb_file_of_the_same_dataset_never_continues_the_first_ones
         assert first_counts["sales"] > 0
 
         monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS", str(second))
-        other = make_pipeline()
+        with caplog.at_level(logging.INFO, logger="platform_sync.pipeline"):
+            other = make_pipeline()
+            make_pipeline()
+        # said once as a warning, naming dlt's command for this warehouse's folder; then at info level
+        said = [r for r in caplog.records if "holds the state of another warehouse" in r.getMessage()]
+        assert [r.levelno for r in said] == [logging.WARNING, logging.INFO]
+        own = Path(other.working_dir).parent
+        assert f"`dlt pipeline --pipelines-dir {own} platform_sync info`" in said[0].getMessage()
         assert Path(other.working_dir) != home
         assert Path(other.working_dir).parent.parent == home.parent  # beside it, in dlt's pipelines_dir
         assert sync(other, source_options=options).report.failed == {}
