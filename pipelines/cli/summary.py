@@ -11,6 +11,18 @@ from pipelines.sync.platform_pipeline import SyncResult
 from pipelines.sync.progress import ResourceLine
 from sources.platform.departures import Quarantined
 from sources.platform.freshness import freshness_lines
+from sources.platform.resources import STREAMS
+
+# The setting a resource takes its parents or ids from (`.dlt/config.toml`, [sources.platform]): empty, the
+# resource asks nothing, and the summary says so rather than leaving it out (issue 51).
+CONFIGURED_BY = {
+    "events": "event_ids",
+    "event_attendees": "event_ids",
+    "community_top_posts": "community_ids",
+    "community_commenters": "community_ids",
+    "enrollments": "schools",
+    "deliveries": "schools",
+}
 
 
 def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int | None = None) -> None:
@@ -19,6 +31,8 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
     print(f"{'table':40} {'rows loaded':>12}", file=out)
     for table, count in result.rows.items():
         print(f"{table:40} {count:>12,}", file=out)
+    for line in nothing_loaded_lines(result):
+        print(line, file=out)
     print(f"{'total':40} {sum(result.rows.values()):>12,}", file=out)
     print("", file=out)
     print(f"{'operation':40} {'requests':>12}", file=out)
@@ -72,6 +86,28 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
             "were; the reasons are on stderr.",
             file=out,
         )
+
+
+def nothing_loaded_lines(result: SyncResult) -> list[str]:
+    """A line for each resource of the run that loaded no row, and why: nothing configured for it, or
+    nothing new in the requests it made (the resources not due, skipped or failed are said below)."""
+    loaded = {table.split("__")[0] for table, rows in result.rows.items() if rows}
+    report = result.report
+    said = set(report.not_due) | set(report.skipped) | set(report.failed)
+    lines = []
+    for row in result.freshness:
+        name = str(row["table_name"])
+        if name in loaded or name in said or name not in STREAMS:
+            continue
+        asked = result.requests.get(STREAMS[name].operation, 0)
+        if not asked and name in CONFIGURED_BY:
+            why = f"nothing configured: `{CONFIGURED_BY[name]}` is empty in [sources.platform]"
+        elif not asked:
+            why = "nothing to ask in this run"
+        else:
+            why = f"nothing new in {asked:,} request{'s' if asked != 1 else ''}"
+        lines.append(f"{name:40} {0:>12}  ({why})")
+    return lines
 
 
 def _print_retired(result: SyncResult, out: TextIO) -> None:

@@ -7,6 +7,7 @@ import importlib.metadata
 
 import pytest
 
+from pipelines.cli.summary import CONFIGURED_BY
 from sandbox.running import running_sandbox
 from sources.platform_client.operations import OPERATIONS
 from tests.support.cli import cli_env, run_cli
@@ -81,6 +82,30 @@ def test_one_resource_skipped_exits_3_and_a_clean_run_0(tmp_path):
         done = run_cli(args, cli_env(tmp_path, source_options(sandbox, sandbox.token(), **FAST)), tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "SKIPPED" not in done.stdout and "FAILED" not in done.stdout
+
+
+def test_the_summary_lists_every_resource_and_why_it_loaded_nothing(tmp_path):
+    """Issue 51: with no event, school or community configured, those resources vanished from the summary
+    without a word; now each has its line and its reason (of the resources the run was asked for)."""
+    with running_sandbox(seed=2, scale=40, time_scale=600) as sandbox:
+        options = {
+            "base_url": sandbox.base_url,
+            "access_token": sandbox.token(),
+            "start_date": "2020-01-01",
+            **FAST,
+        }
+        first = run_cli(["sync", "--no-progress"], cli_env(tmp_path, options), tmp_path)
+        again = run_cli(
+            ["sync", "--no-progress", "--resources", "transfers"], cli_env(tmp_path, options), tmp_path
+        )
+    assert first.returncode == 0, first.stdout + first.stderr
+    rows = {line.split()[0]: line for line in first.stdout.splitlines() if line.strip()}
+    for resource, setting in CONFIGURED_BY.items():
+        assert rows[resource].split()[1] == "0", rows[resource]
+        assert rows[resource].endswith(f"(nothing configured: `{setting}` is empty in [sources.platform])")
+    assert int(rows["transfers"].split()[1]) > 0
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "transfers" in again.stdout and "events" not in again.stdout  # only the resources of the run
 
 
 @pytest.mark.parametrize(
