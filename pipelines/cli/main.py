@@ -365,8 +365,7 @@ def _run_models(options: argparse.Namespace) -> int:
             {
                 "event": "models",
                 "dataset": pipeline.dataset_name,
-                "build": "success" if result.success else "failed",
-                "failed": failed,
+                **result.verdict(),
                 "freshness": [asdict(table) for table in freshness.tables],
             }
         )

@@ -87,6 +87,25 @@ class ModelsResult:
     def failed(self) -> list[NodeResult]:
         return [node for node in self.nodes if node.status in ("error", "fail")]
 
+    @property
+    def warned(self) -> list[NodeResult]:
+        return [node for node in self.nodes if node.status == "warn"]
+
+    def verdict(self) -> dict[str, Any]:
+        """The build's outcome as the models' JSON event says it: success or failed, the nodes that
+        failed and those that warned (a test with `severity: warn` that found rows: the departures from
+        the spec, the freshness of the data), and how many nodes ended in each status (issue 51: the event
+        did not count dbt's warnings)."""
+        statuses: dict[str, int] = {}
+        for node in self.nodes:
+            statuses[node.status] = statuses.get(node.status, 0) + 1
+        return {
+            "build": "success" if self.success else "failed",
+            "failed": [node.unique_id for node in self.failed],
+            "warned": [node.unique_id for node in self.warned],
+            "statuses": dict(sorted(statuses.items())),
+        }
+
     def status_of(self, name_part: str) -> list[NodeResult]:
         """The nodes whose unique id contains `name_part` (tests are named after model and column)."""
         return [node for node in self.nodes if name_part in node.unique_id]

@@ -122,6 +122,13 @@ def test_models_build_on_a_drifting_sandbox(tmp_path: Path) -> None:
     assert {n.status for n in tests} == {"pass", "warn"}
     warned = {n.unique_id.split(".")[2] for n in tests if n.status == "warn"}
     assert "assert_latest_load_sent_no_departures" in warned
+    # the models' JSON event counts the warnings (issue 51: it said only success or failed)
+    verdict = result.verdict()
+    assert verdict["build"] == "success" and verdict["failed"] == []
+    assert {unique_id.split(".")[2] for unique_id in verdict["warned"]} == warned
+    assert verdict["statuses"]["warn"] == len(verdict["warned"]) and sum(verdict["statuses"].values()) == len(
+        result.nodes
+    )
 
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
         recorded = con.execute(
