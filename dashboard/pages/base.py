@@ -43,11 +43,12 @@ def spec_enum(name: str) -> frozenset[str]:
     return frozenset(project["vars"]["platform_enums"][name])
 
 
-# How far the data goes: the newest sale and subscription start; an event's start only without them (an
-# event may start a year ahead: in the sandbox's world, 2027 against sales up to June 2026).
+# How far the data goes: the newest change of a sale or subscription (the months of the marts run to it);
+# an event's start only without them (an event may start a year ahead: 2027 in the sandbox's world,
+# against sales up to June 2026).
 DATA_DAYS = (
-    ("fct_sales", "max(coalesce(paid_on, created_on))"),
-    ("fct_subscriptions", "max(cast(started_at as date))"),
+    ("fct_sales", "max(greatest(coalesce(paid_on, created_on), cast(updated_at as date)))"),
+    ("fct_subscriptions", "max(greatest(cast(started_at as date), cast(updated_at as date)))"),
 )
 UPCOMING_DAYS = (("event_attendance", "max(cast(event_starts_at as date))"),)
 

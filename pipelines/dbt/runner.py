@@ -304,13 +304,15 @@ HEADLINE_QUERIES: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
-        "Active subscriptions and MRR (latest month, to the newest subscription start or sale)",
+        "Active subscriptions and MRR (latest month, to the newest change of a sale or subscription)",
         f"""
         with newest as (
             select max(day) as day from (
-                select max(cast(started_at as date)) as day from {MARTS_SCHEMA}.fct_subscriptions
+                select max(greatest(cast(started_at as date), cast(updated_at as date))) as day
+                from {MARTS_SCHEMA}.fct_subscriptions
                 union all
-                select max(coalesce(paid_on, created_on)) from {MARTS_SCHEMA}.fct_sales
+                select max(greatest(coalesce(paid_on, created_on), cast(updated_at as date)))
+                from {MARTS_SCHEMA}.fct_sales
             ) as days
         )
         select month_start as month, currency, count_active_subscriptions as active_subscriptions,

@@ -290,13 +290,15 @@ def test_filters_apply_product_and_an_empty_period(world: World, dashboard: Dash
 
 def test_the_default_period_is_the_year_up_to_the_newest_data(world: World, dashboard: Dashboard) -> None:
     """Issue 51: the default period ran on to today, months past the newest data of a platform whose
-    clock is behind ours (the sandbox's is); now it ends on the newest day of the sales and subscriptions
+    clock is behind ours (the sandbox's is); now it ends on the newest change of a sale or subscription
     (not on an event's start, which here is in 2027)."""
     newest = max(
         day
         for (day,) in world.rows(
-            "select max(coalesce(paid_on, created_on)) from marts.fct_sales union all "
-            "select max(cast(started_at as date)) from marts.fct_subscriptions"
+            "select max(greatest(coalesce(paid_on, created_on), cast(updated_at as date))) "
+            "from marts.fct_sales union all "
+            "select max(greatest(cast(started_at as date), cast(updated_at as date))) "
+            "from marts.fct_subscriptions"
         )
         if day is not None
     )

@@ -200,10 +200,13 @@ def test_the_newest_month_is_marked_to_date_and_the_default_period_ends_at_the_d
         "count_active_subscriptions, churn_rate, expansion_mrr_amount, "
         "contraction_mrr_amount)",
         "create table marts.fct_subscriptions as select * from (values "
-        "('s1', 'p1', 'BRL', 'upToDate', timestamptz '2026-01-03 00:00:00+00'), "
-        "('s2', 'p1', 'BRL', 'upToDate', timestamptz '2026-02-11 00:00:00+00')) "
-        "t(subscription_id, product_id, currency, subscription_status, started_at)",
-        "create table marts.fct_sales as select date '2026-02-09' as paid_on, null::date as created_on",
+        "('s1', 'p1', 'BRL', 'upToDate', timestamptz '2026-01-03 00:00:00+00', "
+        "timestamptz '2026-02-11 08:00:00+00'), "
+        "('s2', 'p1', 'BRL', 'upToDate', timestamptz '2026-02-07 00:00:00+00', "
+        "timestamptz '2026-02-07 00:00:00+00')) "
+        "t(subscription_id, product_id, currency, subscription_status, started_at, updated_at)",
+        "create table marts.fct_sales as select date '2026-02-09' as paid_on, null::date as created_on, "
+        "timestamptz '2026-02-10 00:00:00+00' as updated_at",
     )
     period = Filters(date(2026, 1, 1), date(2026, 2, 28))
     shown = rendered(render_page(DuckDbSnapshot(database), page("/subscriptions"), period))

@@ -277,7 +277,7 @@ def test_headline_figures(clean: Built) -> None:
     figures = dict(headline_figures(clean.pipeline))
     assert list(figures) == [
         "Revenue by month (paid sales, by payment month)",
-        "Active subscriptions and MRR (latest month, to the newest subscription start or sale)",
+        "Active subscriptions and MRR (latest month, to the newest change of a sale or subscription)",
         "Top products by net revenue (every paid sale found, all time)",
     ]
     revenue, mrr, top = ([[cell.strip() for cell in row] for row in rows] for rows in figures.values())

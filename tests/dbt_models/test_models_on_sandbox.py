@@ -97,7 +97,7 @@ def test_models_build_on_the_synced_sandbox(tmp_path: Path, seed: int, scale: in
     figures = headline_figures(pipeline)
     assert [title for title, _ in figures] == [
         "Revenue by month (paid sales, by payment month)",
-        "Active subscriptions and MRR (latest month, to the newest subscription start or sale)",
+        "Active subscriptions and MRR (latest month, to the newest change of a sale or subscription)",
         "Top products by net revenue (every paid sale found, all time)",
     ]
     assert all(len(rows) > 1 for _, rows in figures)

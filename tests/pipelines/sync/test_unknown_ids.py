@@ -37,6 +37,7 @@ def _one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     probation's allowance is each pass's share; it is confirmed, and retired, by the next run."""
     monkeypatch.setenv("SYNC__CHECKPOINT_REQUESTS", "0")
 
+
 FAST = 6000.0  # rate-limit windows of 10 ms: 30 sale details a minute become 3,000 a second
 TWIN = SyntheticWorld(3, E2E_SCALE)  # the sandbox's world (seed 3), whose 400 sales are visible now
 LINE = "sale ids the API does not know (404): retired; see _platform_retired_ids"

@@ -202,7 +202,8 @@ def test_a_snapshot_whose_child_rows_fail_to_load_is_not_loaded_either(tmp_path:
             assert before[0][1] > 0
             client.execute_sql("alter table platform_raw.community_commenters__posts rename to kept_posts")
             client.execute_sql(
-                "create view platform_raw.community_commenters__posts as select * from platform_raw.kept_posts"
+                "create view platform_raw.community_commenters__posts as "
+                "select * from platform_raw.kept_posts"
             )
         handle.advance(TWENTY_DAYS)
         with pytest.raises(PipelineStepFailed) as failed:
