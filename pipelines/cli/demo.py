@@ -8,10 +8,12 @@ with the sandbox's addresses, ids from its catalog, and its time scale for the r
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -146,7 +148,24 @@ def _run_models_and_headlines(pipeline: Any) -> int:
         for row in rows:
             print("  " + "  ".join(str(value) for value in row))
     print(
-        "\nSee it in the browser: .venv/bin/platform-sync dashboard, then open http://127.0.0.1:8050/ "
+        f"\nSee it in the browser: {this_command()} dashboard, then open http://127.0.0.1:8050/ "
         "(Ctrl-C stops it)"
     )
     return 0
+
+
+def this_command(argv0: str | None = None, cwd: Path | None = None) -> str:
+    """How the user runs the command that is running: `platform-sync` when that is the one on PATH, else
+    its path (relative to the folder it runs from when inside it: `.venv/bin/platform-sync` for `make
+    demo`). The demo's last line said `.venv/bin/platform-sync` to a user who had installed it with pip
+    into a virtual environment elsewhere (issue 51)."""
+    script = Path(argv0 if argv0 is not None else sys.argv[0])
+    if script.name != "platform-sync":  # `python -m pipelines.cli`, a test harness
+        return "platform-sync"
+    on_path = shutil.which("platform-sync")
+    if on_path is not None and Path(on_path).resolve() == script.resolve():
+        return "platform-sync"
+    try:
+        return str(script.resolve().relative_to((cwd or Path.cwd()).resolve()))
+    except ValueError:
+        return str(script.resolve())
