@@ -71,6 +71,9 @@ class Wanted:
 class ForgetResult:
     request_id: str
     rows: dict[str, int] = field(default_factory=dict)  # qualified table -> rows blanked
+    # qualified table -> places the person was found (a row naming them as buyer and as recipient is one
+    # row, two places: issue 49, the rows were counted once per place)
+    places: dict[str, int] = field(default_factory=dict)
     deliveries: int = 0  # webhook store rows rewritten
     kept: bool = False  # the keyed ids are on the forgotten list
 
@@ -138,15 +141,15 @@ def _blank_tables(
             # Names beside the person that name nobody (a refund's requester) go first, while the rows
             # can still be found.
             anywhere = " or ".join(where for _, where in matched)
+            key = f"{schema}.{table_name}"
+            result.rows[key] = result.rows.get(key, 0) + _count(client, table, anywhere)
             for columns in persons:
                 if not columns.identifying():
                     _set_null(client, table, columns, present, anywhere)
             for columns, where in matched:
                 _keep_other_ids(client, table, columns, present, where, settings, person, ids)
-                count = _count(client, table, where)
+                result.places[key] = result.places.get(key, 0) + _count(client, table, where)
                 _set_null(client, table, columns, present, where)
-                key = f"{schema}.{table_name}"
-                result.rows[key] = result.rows.get(key, 0) + count
         for table_name, (key, column) in _JSON_COLUMNS.items():
             if column in tables.get(table_name, set()):
                 count = _blank_json_column(
@@ -338,7 +341,9 @@ def run_forget(options: argparse.Namespace) -> int:
     _require_something_to_forget_in(pipeline, options.webhook_store)
     result = forget(pipeline, settings, person, options.webhook_store)
     for table, rows in sorted(result.rows.items()):
-        print(f"{table:50} {rows:>8,} rows blanked")
+        places = result.places.get(table, rows)
+        where = f" (the person at {places:,} places in them)" if places != rows else ""
+        print(f"{table:50} {rows:>8,} rows blanked{where}")
     if result.deliveries:
         print(
             f"{'webhook store ' + str(options.webhook_store):50} {result.deliveries:>8,} deliveries blanked"

@@ -26,6 +26,7 @@ class Truth:
     emails: set[str] = field(default_factory=set)
     documents: set[str] = field(default_factory=set)
     phones: set[str] = field(default_factory=set)  # full numbers with country and area code
+    names: set[str] = field(default_factory=set)  # full names (buyers, clients, authors, the seller)
 
     @classmethod
     def of_world(cls, seed: int, pids: Iterable[int]) -> Truth:
@@ -36,6 +37,7 @@ class Truth:
             truth.emails.add(person.email.lower())
             truth.documents.add(person.document)
             truth.phones.add(person.phone)
+            truth.names.add(person.name)
         return truth
 
     def found_in(self, text: str) -> list[str]:
@@ -47,6 +49,7 @@ class Truth:
             digits = re.sub(r"\D", "", number)
             if digits in self.documents or digits in self.phones or looks_personal(number, digits):
                 hits.append(number)
+        hits.extend(name for name in self.names if name in text)
         return hits
 
     def is_personal_email(self, found: str) -> bool:

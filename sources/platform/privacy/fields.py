@@ -42,11 +42,13 @@ from sources.platform.models.financial import (
 from sources.platform.models.hints import unwrap_optional
 from sources.platform.models.store import (
     Phone,
+    Product,
     SaleBuyer,
     SaleBuyerAddress,
     SaleRecipient,
     SaleRefund,
     SubscriptionClient,
+    SubscriptionInterruption,
 )
 
 DOCUMENTS, EMAILS, PHONES, NAMES, ADDRESSES = "documents", "emails", "phones", "names", "addresses"
@@ -66,8 +68,13 @@ PERSONAL: dict[type[BaseModel], dict[str, str]] = {
     SaleRecipient: {"name": NAMES, "email": EMAILS, "document": DOCUMENTS, "phone": PHONES},
     SaleParty: {"name": NAMES, "email": EMAILS},
     SaleRefund: {"requesterName": NAMES},
-    Sale: {"affiliate.name": NAMES},
+    # The seller's own name is a person's name like the others (issue 49: raw beside the hashed recipient
+    # name of the same person, which it gave away): hashed, blocked or kept with the names.
+    Sale: {"affiliate.name": NAMES, "producer.name": NAMES},
     SubscriptionClient: {"name": NAMES, "email": EMAILS},
+    # Who cancelled or suspended: the client's name, or the seller's (issue 49: 112 names left raw).
+    SubscriptionInterruption: {"responsible": NAMES},
+    Product: {"author": NAMES},
     Phone: {"number": PHONES},
     FiscalDocumentClient: {
         "name": NAMES, "email": EMAILS, "document": DOCUMENTS,

@@ -144,6 +144,23 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
                       "marts.fct_sales.buyer_email"):  # fmt: skip
             assert where in before, (where, sorted(before))
         money = [_rows(tmp_path, sql) for sql in MONEY]
+        # each table's rows naming the person, once each though they are there twice (issue 49: an
+        # attendee row naming them as attendee and as the invoice's customer was counted twice)
+        stored = settings.pseudonym("emails", person.email) if privacy else person.email.lower()
+        places = {
+            "sales": ("buyer__email", "recipient__email"),
+            "event_attendees": ("email", "invoice_customer_email"),
+        }
+        naming: dict[str, tuple[int, int]] = {}
+        for table, columns in places.items():
+            one = [f"case when lower({c}) = '{stored}' then 1 else 0 end" for c in columns]
+            naming[table] = _rows(
+                tmp_path,
+                f"select count(*), sum({' + '.join(one)}) from platform_raw.{table} "
+                f"where {' or '.join(f'lower({c}) = {chr(39)}{stored}{chr(39)}' for c in columns)}",
+            )[0]
+        assert all(0 < rows <= found for rows, found in naming.values()), naming
+        assert any(rows < found for rows, found in naming.values()), naming  # the case counted twice
         documents = _documents_beside(tmp_path, person, settings)
         assert settings.pseudonym("documents", person.document) in documents  # and a passport, maybe
 
@@ -175,6 +192,17 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
                       "platform_raw.webhook_events"):  # fmt: skip
             assert f"{table}: " in tables
         assert rows == sum(int(part.rsplit(": ", 1)[1]) for part in tables.split(", "))
+        printed = {
+            line.split()[0]: line.split()[1:] for line in forgot.stdout.splitlines() if "blanked" in line
+        }
+        for table, (rows_naming, found) in naming.items():
+            assert f"platform_raw.{table}: {rows_naming}," in tables + ","
+            where = (
+                []
+                if rows_naming == found
+                else ["(the", "person", "at", f"{found:,}", "places", "in", "them)"]
+            )
+            assert printed[f"platform_raw.{table}"] == [f"{rows_naming:,}", "rows", "blanked", *where]
         forgotten = _rows(
             tmp_path, "select id_group, forgotten_id from platform_raw._platform_forgotten order by 1, 2"
         )

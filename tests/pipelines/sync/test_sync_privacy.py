@@ -69,7 +69,7 @@ def _rows(folder: Path, sql: str) -> list[tuple[Any, ...]]:
         return connection.execute(sql).fetchall()
 
 
-def test_no_raw_email_cpf_or_phone_anywhere_with_the_option_on(synced: Synced) -> None:
+def test_no_raw_email_cpf_phone_or_name_anywhere_with_the_option_on(synced: Synced) -> None:
     truth = Truth.of_world(SEED, PEOPLE)
     # the scan finds them where they are: the run without the option holds them in raw tables and marts
     found_off = leaks(truth, warehouse_texts(synced.off / "warehouse.duckdb"))
@@ -77,8 +77,14 @@ def test_no_raw_email_cpf_or_phone_anywhere_with_the_option_on(synced: Synced) -
         "platform_raw.sales.buyer__email",
         "platform_raw.sales.buyer__document",
         "marts.fct_sales.buyer_email",
+        # names, the seller's and the one who cancelled included (issue 49: left raw with the option on)
+        "platform_raw.sales.buyer__name",
+        "platform_raw.sales.producer__name",
+        "platform_raw.products.author",
+        "platform_raw.subscriptions.interruption__responsible",
+        "marts.fct_subscriptions.interruption_responsible",
     ):
-        assert where in found_off
+        assert where in found_off, where
     assert leaks(truth, folder_texts(synced.off / ".dlt" / "pipelines"))  # load packages, state, trace
 
     assert leaks(truth, warehouse_texts(synced.on / "warehouse.duckdb")) == {}
@@ -150,8 +156,10 @@ def test_joins_on_pseudonyms_find_the_same_pairs(synced: Synced) -> None:
 PERSONAL_MART_COLUMNS = {
     "dim_customers": {"customer_name", "customer_email"},
     "fct_sales": {"buyer_name", "buyer_email", "affiliate_name"},
-    "fct_subscriptions": {"subscriber_name", "subscriber_email"},
+    # who cancelled or suspended, and the seller's name as a product's author (issue 49)
+    "fct_subscriptions": {"subscriber_name", "subscriber_email", "interruption_responsible"},
     "affiliate_performance": {"affiliate_name"},
+    "dim_products": {"author"},
 }
 
 
