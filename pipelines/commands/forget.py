@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 import dlt
 
+from pipelines.commands.reclaim import leave_no_bytes
 from pipelines.sync.companion import companion_pipeline, run_companion
 from pipelines.sync.lock import run_lock
 from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
@@ -76,6 +78,7 @@ class ForgetResult:
     places: dict[str, int] = field(default_factory=dict)
     deliveries: int = 0  # webhook store rows rewritten
     kept: bool = False  # the keyed ids are on the forgotten list
+    reclaimed: str | None = None  # what `reclaim.leave_no_bytes` did, in one line
 
     @property
     def total(self) -> int:
@@ -94,9 +97,15 @@ def wanted(settings: PrivacySettings, email: str | None, document: str | None) -
 
 
 def forget(
-    pipeline: dlt.Pipeline, settings: PrivacySettings, person: Wanted, store_path: Path | None
+    pipeline: dlt.Pipeline,
+    settings: PrivacySettings,
+    person: Wanted,
+    store_path: Path | None,
+    rebuild_marts: Callable[[], bool] | None = None,
 ) -> ForgetResult:
-    """Blank the person everywhere (see the module's docstring), record the request; under the lock."""
+    """Blank the person everywhere (see the module's docstring), record the request; under the lock.
+    With `rebuild_marts` (the command line's): then the marts rebuilt and the DuckDB file rewritten, so
+    that no freed page keeps the person (`reclaim.py`)."""
     result = ForgetResult(uuid.uuid4().hex)
     ids: dict[str, set[str]] = {group: set() for group in IDENTIFYING}
     if person.pseudonym:
@@ -109,6 +118,8 @@ def forget(
             result.deliveries = _blank_store(store_path, person)
         result.kept = settings.key is not None
         _record(pipeline, person, result, ids if result.kept else {})
+        if rebuild_marts is not None:
+            result.reclaimed = leave_no_bytes(pipeline, rebuild_marts)
     return result
 
 
@@ -339,7 +350,14 @@ def run_forget(options: argparse.Namespace) -> int:
         check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
         pipeline = make_pipeline(options.destination, options.dataset)
     _require_something_to_forget_in(pipeline, options.webhook_store)
-    result = forget(pipeline, settings, person, options.webhook_store)
+    models_dataset = DATASET_NAME if options.account else options.dataset
+
+    def rebuild_marts() -> bool:
+        from pipelines.dbt.runner import models_pipeline, run_models
+
+        return run_models(models_pipeline(options.destination, models_dataset), "run", echo=False).success
+
+    result = forget(pipeline, settings, person, options.webhook_store, rebuild_marts)
     for table, rows in sorted(result.rows.items()):
         places = result.places.get(table, rows)
         where = f" (the person at {places:,} places in them)" if places != rows else ""
@@ -361,7 +379,8 @@ def run_forget(options: argparse.Namespace) -> int:
             "NOT kept on a forgotten list (no privacy_key in secrets): this command cannot stop the "
             "platform from sending this person again; a later sync loads them again"
         )
-    print("now run `platform-sync models` so that the marts are rebuilt without them")
+    if result.reclaimed:
+        print(result.reclaimed)
     return 0
 
 
