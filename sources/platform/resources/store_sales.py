@@ -173,7 +173,7 @@ class SaleFetcher:
                 if self.on_planned is not None:
                     waiting = len(urgent) + len(later) + len(refresh) + reserve - self.reverified
                     confirming = min(len(probation), self.allowance - self.probed)
-                    self.on_planned(min(self.budget, self.spent + waiting + confirming))
+                    self.on_planned(self.spent + waiting + confirming)  # the caller clips it to its budget
                 if not in_flight:
                     if queue_open or not filled_closed:
                         continue
@@ -307,13 +307,14 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         cycle = SalesCycle(reserve, ctx.snapshot_at, _previous_run(state.get(RUN_STARTED_KEY)))
     ctx.report.sales_cycle = cycle
     state[RUN_STARTED_KEY] = cycle.run_at.isoformat()
-    on_planned: Callable[[int], None] = ctx.report.plan_sale_details
+    on_planned = _planned_within(ctx.report.plan_sale_details, 0, budget)
     if passes is not None:
         passes.cycle = cycle
+        run_budget = budget
         budget, reserve = passes.plan(
             budget, reserve, lambda pass_budget: reverify_reserve(settings.sales_reverify_share, pass_budget)
         )
-        on_planned = _planned_after(ctx.report.plan_sale_details, passes.spent)
+        on_planned = _planned_within(ctx.report.plan_sale_details, passes.spent, run_budget)
     fetcher = SaleFetcher(
         ctx.client,
         budget,
@@ -377,9 +378,12 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         )
 
 
-def _planned_after(plan: Callable[[int], None], done: int) -> Callable[[int], None]:
-    """The progress display's total of a pass: the run's earlier passes' sale details, and this one's."""
-    return lambda planned: plan(done + planned)
+def _planned_within(plan: Callable[[int], None], done: int, run_budget: int) -> Callable[[int], None]:
+    """The progress display's total: the sale details the run knows it will make, within its budget (the
+    earlier passes' and what this one has ahead, the next passes' included). A pass's own budget clipped
+    it: the demo's progress said "0m03s left" of a pass while the run had minutes of passes to go (issue
+    51: the ETA is the run's)."""
+    return lambda ahead: plan(done + min(max(run_budget - done, 0), ahead))
 
 
 def _previous_run(value: Any) -> datetime | None:

@@ -210,3 +210,20 @@ def test_the_sale_details_eta_follows_the_schedule_and_holds_within_a_fifth(kept
     assert len(projected) > 10
     for at, end in projected[1:]:
         assert abs(end - real_end) <= 0.2 * (real_end - at), (at, end, real_end)
+
+
+def test_the_sale_details_total_is_the_runs_across_its_passes(tmp_path):
+    """Issue 51: in passes (checkpoints), the total and the time left were the pass's: "0m03s left" while
+    the run had minutes of passes to go. The total now counts what the run has ahead, past this pass."""
+    with running_sandbox(seed=4, scale=200, time_scale=SLOW) as sandbox:
+        env = {**env_for(sandbox, tmp_path, sandbox.token()), "SYNC__CHECKPOINT_REQUESTS": "20"}
+        result = run_cli(["sync", "--progress-interval", "1"], env, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    totals = [
+        (int(done.replace(",", "")), int(total.replace(",", "")))
+        for done, total in re.findall(r"([\d,]+) of ([\d,]+) sale details known to this run", result.stderr)
+    ]
+    assert len(totals) >= 2, result.stderr
+    assert "loaded in" in result.stdout and "checkpoints" in result.stdout  # it ran in passes
+    assert any(total - done > 20 for done, total in totals), totals  # beyond the pass that runs
+    assert max(total for _, total in totals) <= summary_counts(result.stdout)["sale_details"]
