@@ -42,7 +42,7 @@ from pipelines.cli.interrupt import (
 from pipelines.cli.output import configure_logging, is_json, print_json, say
 from pipelines.cli.summary import print_interrupted, print_summary
 from pipelines.cli.sync_request import sync_request
-from pipelines.commands.forget import add_forget_command
+from pipelines.commands.forget import WarehouseHooks, add_forget_command
 from pipelines.commands.write_commands import add_write_commands
 from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
@@ -231,7 +231,7 @@ def _parser() -> argparse.ArgumentParser:
     dashboard_cmd.set_defaults(run=_run_dashboard)
 
     add_write_commands(commands)  # attendees import, cart create, webhooks serve|load (issue 17)
-    add_forget_command(commands)  # a person's data blanked everywhere (issue 31)
+    add_forget_command(commands, _forget_hooks())  # a person's data blanked everywhere (issue 31)
 
     list_cmd = commands.add_parser("resources", help="list the resources and how each stays up to date")
     list_cmd.set_defaults(run=_run_list)
@@ -375,6 +375,31 @@ def _run_models(options: argparse.Namespace) -> int:
         names = ", ".join(unique_id.split(".")[-1] for unique_id in failed) or "see dbt's output"
         say(f"dbt build failed: {names}", event="exit")
     return EXIT_OK if result.success and freshness.ran else EXIT_FAILED
+
+
+def _forget_hooks() -> WarehouseHooks:
+    """What forget asks of the dbt room (`pipelines/commands/forget.py: WarehouseHooks`), imported when
+    called: the command line starts without the dbt runner."""
+
+    def raw_tables(pipeline: Any) -> list[str] | None:
+        from pipelines.dbt.runner import WarehouseHeld, WarehouseUnavailable, raw_tables
+
+        try:
+            return raw_tables(pipeline)
+        except (WarehouseHeld, WarehouseUnavailable):
+            return None
+
+    def describe(pipeline: Any) -> str:
+        from pipelines.dbt.runner import describe_destination
+
+        return describe_destination(pipeline)
+
+    def rebuild_marts(destination: str, dataset: str) -> bool:
+        from pipelines.dbt.runner import models_pipeline, run_models
+
+        return run_models(models_pipeline(destination, dataset), "run", echo=False).success
+
+    return WarehouseHooks(raw_tables, describe, rebuild_marts)
 
 
 def _run_demo(options: argparse.Namespace) -> int:

@@ -316,7 +316,19 @@ def _record(pipeline: dlt.Pipeline, person: Wanted, result: ForgetResult, ids: d
     run_companion(target, resources).raise_on_failed_jobs()
 
 
-def add_forget_command(commands: Any) -> None:
+@dataclass(frozen=True)
+class WarehouseHooks:
+    """What forget asks of the dbt room, handed down by the command line (the rooms import downward
+    only: docs/architecture.md): the raw tables of a pipeline's dataset (None when the warehouse is held
+    or out of reach), how to name its destination, and a rebuild of the marts (destination, dataset ->
+    whether dbt succeeded)."""
+
+    raw_tables: Callable[[dlt.Pipeline], list[str] | None]
+    describe: Callable[[dlt.Pipeline], str]
+    rebuild_marts: Callable[[str, str], bool]
+
+
+def add_forget_command(commands: Any, hooks: WarehouseHooks) -> None:
     cmd = commands.add_parser(
         "forget",
         help="blank a person's personal data everywhere in the warehouse and the webhook store (LGPD)",
@@ -332,10 +344,10 @@ def add_forget_command(commands: Any) -> None:
     cmd.add_argument(
         "--account", help="the account of [accounts.NAME] whose dataset to blank (docs/accounts.md)"
     )
-    cmd.set_defaults(run=run_forget)
+    cmd.set_defaults(run=lambda options: run_forget(options, hooks))
 
 
-def run_forget(options: argparse.Namespace) -> int:
+def run_forget(options: argparse.Namespace, hooks: WarehouseHooks) -> int:
     check_destination_name(options.destination)
     settings = configured_privacy()
     person = wanted(settings, options.email, options.document)
@@ -349,13 +361,11 @@ def run_forget(options: argparse.Namespace) -> int:
     else:
         check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
         pipeline = make_pipeline(options.destination, options.dataset)
-    _require_something_to_forget_in(pipeline, options.webhook_store)
+    _require_something_to_forget_in(pipeline, options.webhook_store, hooks)
     models_dataset = DATASET_NAME if options.account else options.dataset
 
     def rebuild_marts() -> bool:
-        from pipelines.dbt.runner import models_pipeline, run_models
-
-        return run_models(models_pipeline(options.destination, models_dataset), "run", echo=False).success
+        return hooks.rebuild_marts(options.destination, models_dataset)
 
     result = forget(pipeline, settings, person, options.webhook_store, rebuild_marts)
     for table, rows in sorted(result.rows.items()):
@@ -384,23 +394,18 @@ def run_forget(options: argparse.Namespace) -> int:
     return 0
 
 
-def _require_something_to_forget_in(pipeline: dlt.Pipeline, store: Path) -> None:
+def _require_something_to_forget_in(pipeline: dlt.Pipeline, store: Path, hooks: WarehouseHooks) -> None:
     """Refuse (exit 2, nothing recorded, no DuckDB file made) a forget that finds neither raw tables nor
     a webhook store: run from another folder than the sync's, or with another dataset, it blanked nothing
     and said "recorded", exit 0, which read as done (issue 51). A warehouse held or out of reach is left
     to `forget`, which says so under its lock."""
-    from pipelines.dbt.runner import WarehouseHeld, WarehouseUnavailable, describe_destination, raw_tables
-
     if store.exists():
         return
-    try:
-        if raw_tables(pipeline):
-            return
-    except (WarehouseHeld, WarehouseUnavailable):
+    if hooks.raw_tables(pipeline) != []:
         return
     raise ConfigurationError(
         f"nothing to forget in: no raw tables in the dataset {pipeline.dataset_name!r} of the "
-        f"{describe_destination(pipeline)}, and no webhook store at {store}; run forget from the folder "
+        f"{hooks.describe(pipeline)}, and no webhook store at {store}; run forget from the folder "
         "the sync runs in, or give it the --destination and --dataset (or --account) and --webhook-store "
         "the sync uses. Nothing was recorded"
     )

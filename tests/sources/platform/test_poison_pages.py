@@ -97,6 +97,7 @@ _hostile = st.dictionaries(_keys, _values, min_size=1, max_size=4)
 @example(changes=[{"k" * 300: [{"a": 1}]}])  # a child table named past the file system's 255 bytes
 @example(changes=[{"x": [None, [None, {"__": 0.5, "": 1}]]}])  # names that make no column, a list down
 @example(changes=[{"x": [{"value": 1}]}, {"x": [{"value": 1e30}], "n": "\ud83d"}])  # dlt made 1e30 a bigint
+@example(changes=[{"0": {"\ud83d": None, ":": None}}])  # a surrogate key whose mended name makes no column
 def test_every_record_of_a_hostile_page_is_a_row_and_the_rows_load(
     changes: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -110,9 +111,14 @@ def test_every_record_of_a_hostile_page_is_a_row_and_the_rows_load(
     assert count == len(items)
     assert log.quarantined("transfers") == []  # every record is keyed: none is set aside
     assert [row["id"] for row in rows] == [item["id"] for item in items]
-    mended = {d["example_record_id"] for d in log.departure_rows("transfers") if d["kind"] == MENDED}
-    # a replaced value is a departure of its record (and the rows load: below)
-    assert bool(mended) == any(unreadable(item) is not None for item in items)
+    departed = log.departure_rows("transfers")
+    mended = {d["example_record_id"] for d in departed if d["kind"] == MENDED}
+    set_aside = {d["example_record_id"] for d in departed if d["kind"] == "unloadable_name"}
+    # a replaced value is a departure of its record (and the rows load: below): mended, or, under a name
+    # that makes no column once mended (a lone surrogate alone: CI 2026-12-06), set aside with its name
+    any_unreadable = any(unreadable(item) is not None for item in items)
+    assert bool(mended) <= any_unreadable
+    assert any_unreadable <= bool(mended | set_aside)
     # The helpers' road never decides otherwise: it packs only what this process would, else leaves it.
     helper = decode_page(PageJob(STREAM, 4, body, None, LOAD_ID, True))
     if helper is not None:  # it mends as this process does (the same `RecordReader`)
