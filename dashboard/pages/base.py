@@ -71,8 +71,10 @@ def newest_day(session: Session) -> date | None:
 
 
 def month_to_date(month_start: date, newest: date | None) -> bool:
-    """The month is not over as far as the data goes: its figures are to `newest`, not to its end."""
+    """The month is not over as far as the data goes: its figures are to `newest`, not to its end. Also a
+    month after the newest change (the marts' months run to sales' future credit dates: the demo's June,
+    its data to May 31), as the models' summary says it ("to 2026-05-31")."""
     if newest is None:
         return False
     following = date(month_start.year + month_start.month // 12, month_start.month % 12 + 1, 1)
-    return month_start <= newest and (following - newest).days > 1
+    return (following - newest).days > 1

@@ -219,3 +219,4 @@ def test_the_newest_month_is_marked_to_date_and_the_default_period_ends_at_the_d
     assert not month_to_date(date(2026, 2, 1), date(2026, 2, 28))
     assert month_to_date(date(2026, 2, 1), date(2026, 2, 27))
     assert not month_to_date(date(2026, 1, 1), date(2026, 2, 11))
+    assert month_to_date(date(2026, 3, 1), date(2026, 2, 11))  # a month past the data: to its newest day
