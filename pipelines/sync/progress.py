@@ -41,6 +41,9 @@ Style = Literal["live", "plain", "json", "off"]
 RESOURCE_OF_OPERATION = {stream.operation: name for name, stream in STREAMS.items()}
 RATE_BOUND = "sales"  # sale details: 30 a minute, one request per sale
 LIVE_REFRESH_PER_SECOND = 2.0
+# The sale details' ETA follows the pace they kept once it spans this many of the limiter's bursts: a
+# burst more or less then moves it by an eighth at most.
+KEPT_OVER_BURSTS = 8
 
 
 @dataclass
@@ -53,6 +56,7 @@ class ResourceLine:
     done_of: tuple[int, int] | None = None  # sale details: requests made of the most this run makes
     rows_of: int | None = None  # rows the lists announced (totalItems), when the resource reads lists
     eta_seconds: float | None = None
+    eta_at_least: bool = False  # the total may still grow (sale ids still being found): a floor
 
     def text(self) -> str:
         """The plain form (no terminal): one line, for log files."""
@@ -63,7 +67,8 @@ class ResourceLine:
             done, total = self.done_of
             parts.append(f"  {done:,} of {total:,} sale details known to this run")
             if self.eta_seconds is not None:
-                parts.append(f", {_duration(self.eta_seconds)} left")
+                floor = "at least " if self.eta_at_least else ""
+                parts.append(f", {floor}{_duration(self.eta_seconds)} left")
         return "".join(parts)
 
     def bar(self) -> tuple[int, int] | None:
@@ -100,6 +105,7 @@ class SyncProgress(NullCollector):
         self._started = clock()
         self._step_started = self._started
         self._details_seen: tuple[float, int] | None = None  # when sale details were first seen, how many
+        self._details_advanced: tuple[float, int] | None = None  # when they last advanced, how many
 
     def watch(self, report: RunReport) -> None:
         """Read the requests per operation and the totals announced from the source's run report."""
@@ -180,25 +186,40 @@ class SyncProgress(NullCollector):
                 done, total = bar
                 if name == RATE_BOUND:
                     line.eta_seconds = self._sale_details_left(done, total)
+                    line.eta_at_least = not (report and report.sale_details_final)
                 else:
                     line.eta_seconds = (total - done) / (done / elapsed)
             result.append(line)
         return result
 
     def _sale_details_left(self, done: int, total: int) -> float:
-        """Seconds left of the sale details: at the rate limiter's pace (its schedule: the configured
-        limit, its time scale, lowered after a 429), or at the pace they have kept since their first
-        request when that is slower (latency, retries). Not at rows over the run's time: the lists read
-        before the first detail made that ETA swing between 17 and 41 minutes in 100 s (issue 51)."""
+        """Seconds left of the sale details. Not at rows over the run's time: the lists read before the first
+        detail made that ETA swing between 17 and 41 minutes in 100 s (issue 51). At the pace the details kept
+        (from when the progress first saw them to when they last advanced) once that covers `KEPT_OVER_BURSTS`
+        of the rate limiter's bursts (pass starts, 429 cuts, latency and retries are in it, and a burst-then-
+        wait step moves it little); before that, at the limiter's schedule while requests wait for it (its
+        steps would make a pace kept over a few windows swing by half), or at the slower of the two when they
+        do not (latency sets the pace)."""
         now = self._clock()
         if self._details_seen is None:
             self._details_seen = (now, done)
+        if self._details_advanced is None or done > self._details_advanced[1]:
+            self._details_advanced = (now, done)
         seen_at, seen_done = self._details_seen
+        advanced_at, advanced_done = self._details_advanced
         pace = self._report.sale_details_pace if self._report else None
-        scheduled = pace.per_second() if pace is not None and pace.per_second is not None else None
-        kept = (done - seen_done) / (now - seen_at) if now > seen_at and done > seen_done else None
-        rates = [rate for rate in (scheduled, kept) if rate]
-        return (total - done) / min(rates) if rates else 0.0
+        schedule = pace.schedule() if pace is not None and pace.schedule is not None else None
+        # Kept from the first time they were seen to the last time they advanced, both just after a
+        # step: a line that falls in a wait (the next window, a pass's load) does not halve it.
+        advanced = advanced_done - seen_done
+        kept = advanced / (advanced_at - seen_at) if advanced_at > seen_at and advanced > 0 else None
+        if schedule is None or (kept is not None and advanced >= KEPT_OVER_BURSTS * schedule.burst):
+            rate = kept
+        elif schedule.waiting or kept is None:
+            rate = schedule.per_second
+        else:
+            rate = min(kept, schedule.per_second)
+        return (total - done) / rate if rate else 0.0
 
     def report(self) -> None:
         """Print the current lines in this collector's style (plain or JSON; the live form redraws)."""
@@ -222,6 +243,8 @@ class SyncProgress(NullCollector):
                     record["done"], record["total"] = line.done_of
                 if line.bar():
                     record["eta_seconds"] = None if line.eta_seconds is None else round(line.eta_seconds)
+                    if line.done_of:
+                        record["total_final"] = not line.eta_at_least
                 self._write_line(json.dumps(record))
             else:
                 self._write_line(f"{stamp} progress {line.text().strip()}")
@@ -236,12 +259,17 @@ class SyncProgress(NullCollector):
         """The live form: a header (step, time, the run's time left) and one row per resource."""
         lines = self.lines()
         width = self._live.console.width if self._live else 80
-        left = [line.eta_seconds for line in lines if line.eta_seconds is not None and _unfinished(line)]
+        timed = [line for line in lines if line.eta_seconds is not None and _unfinished(line)]
+        longest = max(timed, key=lambda line: line.eta_seconds or 0.0, default=None)
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append(f"{self.phase or 'starting'} ", style="bold")
         header.append(_duration(self._clock() - self._step_started))
         if self._extracting():
-            header.append(f"  ~{_duration(max(left))} left" if left else "  time left: not known yet")
+            if longest is not None and longest.eta_seconds is not None:
+                floor = "at least " if longest.eta_at_least else "~"
+                header.append(f"  {floor}{_duration(longest.eta_seconds)} left")
+            else:
+                header.append("  time left: not known yet")
         header.append("  (bars: rows of the lists' totals; sales: sale details)" if width >= 100 else "")
         bar_width = max(6, min(30, width - 66))
         table = Table.grid(padding=(0, 1), expand=False)
@@ -260,7 +288,7 @@ class SyncProgress(NullCollector):
                 drawn = ProgressBar(total=max(total, 1), completed=done, width=bar_width)
                 done_text = f"{done:,}/{total:,}"
                 if line.eta_seconds is not None and done < total:
-                    eta = f"~{_duration(line.eta_seconds)}"
+                    eta = f"{'>' if line.eta_at_least else '~'}{_duration(line.eta_seconds)}"
             table.add_row(
                 line.resource, drawn, done_text, f"{line.rows:,} rows", f"{line.requests:,} req", eta
             )

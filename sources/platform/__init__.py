@@ -239,7 +239,7 @@ def platform_source(
     run_report.sale_details_pace = SaleDetailsPace(
         settings.sales_max_requests,
         client.rate_limits.get(sale_details),
-        lambda: client.pace(sale_details),
+        lambda: client.schedule(sale_details),
     )
     run_report.count_requests_with(lambda: {name: stats.requests for name, stats in client.stats.items()})
     run_report.count_rate_limited_with(

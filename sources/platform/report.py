@@ -15,6 +15,7 @@ from sources.platform.seen_keys import SeenKeys
 
 if TYPE_CHECKING:
     from sources.platform.runclock import RunClock
+    from sources.platform_client.ratelimit import Schedule
 
 if TYPE_CHECKING:
     from sources.platform.privacy import Scrubber
@@ -38,9 +39,9 @@ class SaleDetailsPace:
 
     max_requests_per_run: int
     requests_per_minute: float | None
-    # Requests a second the rate limiter grants now (time scale and 429 cuts included; None: unlimited):
-    # the progress's ETA of the sale details follows the limiter's schedule (issue 51).
-    per_second: Callable[[], float | None] | None = None
+    # The rate limiter's schedule (time scale included; None: unlimited): the progress's ETA of the sale
+    # details follows it while the limiter sets their pace (issue 51).
+    schedule: Callable[[], Schedule | None] | None = None
 
 
 @dataclass
@@ -110,6 +111,7 @@ class RunReport:
     # Sale details this run has fetched or will fetch (the known ids, within the budget): the progress
     # display's total. None until the sales resource starts.
     sale_details_planned: int | None = None
+    sale_details_final: bool = False  # the planned count grows no more (`plan_sale_details`)
     # Rows the full scans' lists announced (`totalItems` of each list's first page, summed over the
     # lists a resource reads): the progress display's totals.
     rows_announced: dict[str, int] = field(default_factory=dict)
@@ -164,8 +166,11 @@ class RunReport:
             counted[name] = (before[0] + limited, before[1] + foreign)
         return counted
 
-    def plan_sale_details(self, planned: int) -> None:
-        self.sale_details_planned = planned  # one int assigned: atomic, read by the progress thread
+    def plan_sale_details(self, planned: int, final: bool) -> None:
+        """The sale details this run knows it will make; `final`: every producer of sale ids is done
+        (before, more may be found). Each an atomic assignment, read by the progress thread."""
+        self.sale_details_final = final
+        self.sale_details_planned = planned
 
     def announce_rows(self, resource: str, total_items: int) -> None:
         with self._lock:

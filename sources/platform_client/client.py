@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from datetime import UTC, date, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -37,7 +38,13 @@ from sources.platform_client.outcomes import (
 )
 from sources.platform_client.paged_list import PagedList, RawPage
 from sources.platform_client.paging import Page, PagedBody
-from sources.platform_client.ratelimit import DEFAULT_WINDOW_MARGIN, Permit, RateLimiters, Verdict
+from sources.platform_client.ratelimit import (
+    DEFAULT_WINDOW_MARGIN,
+    Permit,
+    RateLimiters,
+    Schedule,
+    Verdict,
+)
 from sources.platform_client.redaction import Redactor, check_api_url, redact_url
 from sources.platform_client.retry import (
     DEFAULT_PATIENCE,
@@ -52,6 +59,7 @@ from sources.platform_client.walking import (
     DEFAULT_PAGES_AHEAD,
     DEFAULT_PAGES_AHEAD_TOTAL,
     PagePool,
+    in_order,
     walk_pages,
 )
 
@@ -68,6 +76,7 @@ __all__ = [
 logger = logging.getLogger("platform_sync.client")
 
 T = TypeVar("T")
+K = TypeVar("K")
 P = TypeVar("P", bound=PagedBody)
 PAGING_PARAMS = frozenset({"page", "itemsPerPage"})
 
@@ -187,9 +196,9 @@ class PlatformClient:
         """The proactive limits in force, requests per minute by operation (unscaled)."""
         return self._limiters.rates
 
-    def pace(self, operation_name: str) -> float | None:
-        """Requests a second the rate limiter of an operation grants now (None: unlimited)."""
-        return self._limiters.get(operation_name).pace()
+    def schedule(self, operation_name: str) -> Schedule | None:
+        """An operation's rate-limit schedule for a time-left estimate (`ratelimit.Schedule`)."""
+        return self._limiters.get(operation_name).schedule()
 
     def request(
         self,
@@ -216,6 +225,24 @@ class PlatformClient:
             parse=lambda response: decode_json(response, operation.name, None, self._redactor.redact),
         )
         return document
+
+    def each(
+        self,
+        operation_name: str,
+        keys: Iterable[K],
+        path_params: Callable[[K], Mapping[str, object]],
+        params: Mapping[str, object] | None = None,
+    ) -> Iterator[tuple[K, Future[Any]]]:
+        """One request of an operation per key (`path_params(key)` names it), several in flight in the
+        client's pool (up to `pages_ahead`, `walking.in_order`), each key with its answer's future in the
+        keys' order: `future.result()` is the JSON document or raises the request's error, so the caller
+        decides per key what a 404 means. Each request goes through the operation's rate limiter and
+        retries as `request` does."""
+
+        def fetch(key: K) -> Any:
+            return self.request(operation_name, path_params(key), params)
+
+        return in_order(keys, fetch, self._pages, self._pages_ahead)
 
     def paginate(
         self,

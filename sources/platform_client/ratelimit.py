@@ -57,6 +57,18 @@ class Permit:
     sequence: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """What an operation's limiter grants, for a time-left estimate: requests a second at the limit it
+    climbs back to after a cut (`per_second`), the most it grants at once (`burst`: its limit per window),
+    and whether requests wait for it now (`waiting`: grants reserved for later, so the limiter, not the
+    latency, sets the pace)."""
+
+    per_second: float
+    burst: int
+    waiting: bool
+
+
 class Verdict(enum.Enum):
     """What a 429 said about our pace."""
 
@@ -103,11 +115,14 @@ class OperationLimiter:
         with self._lock:
             return self._limit
 
-    def pace(self) -> float | None:
-        """Requests a second the schedule grants at the current limit (None: unlimited): what a backlog
-        of this operation's requests drains at, lowered after a 429 of ours as the limit is."""
+    def schedule(self) -> Schedule | None:
+        """The limiter's schedule as a time-left estimate needs it (None: unlimited)."""
         with self._lock:
-            return None if self._limit is None else self._limit / self._span
+            limit = self._ceiling if self._ceiling is not None else self._limit
+            if limit is None:
+                return None
+            waiting = bool(self._grants) and self._grants[-1] > self._clock.monotonic()
+            return Schedule(limit / self._span, limit, waiting)
 
     def reserve(self) -> float:
         """Reserve the earliest allowed grant time (clock time, possibly in the future) and return it."""

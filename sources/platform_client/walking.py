@@ -37,7 +37,7 @@ import logging
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -45,6 +45,8 @@ from sources.platform_client.errors import ApiError, ListMovedError, PagingLoopE
 from sources.platform_client.paging import UNKNOWN, PagedBody, PageWalk
 
 P = TypeVar("P", bound=PagedBody)
+K = TypeVar("K")
+T = TypeVar("T")
 
 logger = logging.getLogger("platform_sync.client")
 
@@ -71,9 +73,9 @@ class PagePool:
         self._idle = 0
         self._closed = False
 
-    def submit(self, fetch: Callable[[int], P], number: int) -> Future[P]:
+    def submit(self, fetch: Callable[[int], T], number: int) -> Future[T]:
         """Fetch page `number` in a pool thread, in the caller's context (e.g. dlt's pipeline context)."""
-        future: Future[P] = Future()
+        future: Future[T] = Future()
         context = contextvars.copy_context()
         with self._lock:
             if self._closed:
@@ -254,6 +256,33 @@ def _plan(
         ahead.append((number, pool.submit(fetch, number)))
 
 
-def _cancel(ahead: deque[tuple[int, Future[Any]]]) -> None:
+def _cancel(ahead: deque[tuple[Any, Future[Any]]]) -> None:
     while ahead:
         ahead.popleft()[1].cancel()
+
+
+def in_order(
+    keys: Iterable[K], fetch: Callable[[K], T], pool: PagePool, ahead: int
+) -> Iterator[tuple[K, Future[T]]]:
+    """One request per key (a fan over parent records or configured ids), each key with its request's
+    future in the keys' order, up to `ahead` requests in flight in `pool`. The first request goes alone
+    (a 401 costs one request, not a window of them), then `ahead` go together; the keys are taken from
+    `keys` only as requests are sent, so a fan over a paged list reads the list as the requests go. When
+    the caller stops early the requests not yet sent are cancelled; those in flight end and are
+    dropped."""
+    pending: deque[tuple[K, Future[T]]] = deque()
+    window = 1
+    try:
+        for key in keys:
+            pending.append((key, pool.submit(functools.partial(_fetch_key, fetch, key), 0)))
+            while len(pending) >= window:
+                yield pending.popleft()
+                window = max(1, ahead)
+        while pending:
+            yield pending.popleft()
+    finally:
+        _cancel(pending)
+
+
+def _fetch_key(fetch: Callable[[K], T], key: K, _number: int) -> T:
+    return fetch(key)

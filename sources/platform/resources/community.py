@@ -50,9 +50,13 @@ def snapshot_time(ctx: SourceContext) -> datetime:
 
 def read_top_posts(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The five most commented posts of each community, stamped with this run's snapshot time."""
-    for community_id, path, params, extra in _communities(ctx):
+    communities = {community_id: (path, extra) for community_id, path, _, extra in _communities(ctx)}
+    params = {"days": ctx.settings.community_days}
+    answers = ctx.client.each(stream.operation, communities, lambda cid: communities[cid][0], params)
+    for community_id, future in answers:  # several communities at once
+        extra = communities[community_id][1]
         try:
-            answer = ctx.client.request(stream.operation, path_params=path, params=params)
+            answer = future.result()
         except NotFoundError:
             continue  # "no posts with comments to show": an empty snapshot, not an error
         except PermissionDeniedError as exc:

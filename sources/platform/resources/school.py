@@ -60,21 +60,25 @@ def read_enrollments(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
 def read_deliveries(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """The configured deliveries of each school, one request each. A delivery answering 404 has its row
     marked deleted after the load (`pipelines/deletions.py`)."""
-    for school in ctx.settings.schools:
-        for delivery_id in school.delivery_ids:
-            key = f"{school.team_slug}/{delivery_id}"
-            if ctx.retirements.is_retired("delivery", key):  # the API does not know it (`retired.py`)
-                continue
-            path = {"slug": school.team_slug, "deliveryId": delivery_id}
-            try:
-                delivery = ctx.client.request(stream.operation, path_params=path)
-            except NotFoundError as exc:
-                ctx.report.warn(f"delivery {delivery_id} of school {school.team_slug} was not found: {exc}")
-                ctx.retirements.not_found("delivery", key, str(exc))
-                ctx.report.parent_gone(stream.name, (school.team_slug, str(delivery_id)))
-                continue
-            ctx.retirements.found("delivery", key)
-            yield ctx.parse(stream, [delivery], {"team_slug": school.team_slug})
+    # the API does not know a retired one (`retired.py`); the others several at once
+    wanted = [
+        (school.team_slug, delivery_id)
+        for school in ctx.settings.schools
+        for delivery_id in school.delivery_ids
+        if not ctx.retirements.is_retired("delivery", f"{school.team_slug}/{delivery_id}")
+    ]
+    answers = ctx.client.each(stream.operation, wanted, lambda k: {"slug": k[0], "deliveryId": k[1]})
+    for (team_slug, delivery_id), answer in answers:
+        key = f"{team_slug}/{delivery_id}"
+        try:
+            delivery = answer.result()
+        except NotFoundError as exc:
+            ctx.report.warn(f"delivery {delivery_id} of school {team_slug} was not found: {exc}")
+            ctx.retirements.not_found("delivery", key, str(exc))
+            ctx.report.parent_gone(stream.name, (team_slug, str(delivery_id)))
+            continue
+        ctx.retirements.found("delivery", key)
+        yield ctx.parse(stream, [delivery], {"team_slug": team_slug})
 
 
 ENROLLMENTS = Stream(

@@ -31,14 +31,18 @@ def read_product_children(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     # replaces the table, so a product's children twice would be duplicate rows. The list is an index:
     # its records as the API sent them (not `products`' rows: those are read, and their departures
     # recorded, by `products`), decoded in this process as they always were (`SourceContext.pages`).
-    for index in ctx.pages(PRODUCTS, distinct=True, as_sent=True):
-        for product in index:  # records as sent: rows, never a table
-            product_id = str(product["id"])
-            try:
-                children = ctx.client.request(stream.operation, path_params={"id": product_id})
-            except NotFoundError:
-                continue  # removed between the listing and this request
-            snapshot.extend(ctx.parse(stream, children, {"product_id": product_id}))
+    # The products' requests go several at once (`PlatformClient.each`) as the list is read.
+    product_ids = (
+        str(product["id"])
+        for index in ctx.pages(PRODUCTS, distinct=True, as_sent=True)
+        for product in index  # records as sent: rows, never a table
+    )
+    for product_id, answer in ctx.client.each(stream.operation, product_ids, lambda pid: {"id": pid}):
+        try:
+            children = answer.result()
+        except NotFoundError:
+            continue  # removed between the listing and this request
+        snapshot.extend(ctx.parse(stream, children, {"product_id": product_id}))
     yield snapshot
 
 

@@ -44,9 +44,10 @@ def read_renewals(ctx: SourceContext, stream: Stream, read_in_this_run: Set[str]
     now = read_time(ctx)
     due = [sid for sid, due_at in ctx.renewals if _utc(due_at) <= now and sid not in read_in_this_run]
     batch: Rows = []
-    for subscription_id in due[: ctx.settings.renewals_max_requests]:
+    wanted = due[: ctx.settings.renewals_max_requests]
+    for _, answer in ctx.client.each(RENEWALS_OPERATION, wanted, lambda sid: {"id": sid}):
         try:
-            record = ctx.client.request(RENEWALS_OPERATION, path_params={"id": subscription_id})
+            record = answer.result()
         except NotFoundError:
             continue  # gone from the platform: nothing to read
         batch.extend(row for row, _ in ctx.records.read(stream, [record], {READ_AT: now}))

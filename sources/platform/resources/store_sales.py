@@ -82,7 +82,7 @@ class SaleFetcher:
         client: PlatformClient,
         budget: int,
         concurrency: int,
-        on_planned: Callable[[int], None] | None = None,
+        on_planned: Callable[[int, bool], None] | None = None,
         reserve: int = 0,
         retired: frozenset[str] = frozenset(),
         unknown: SaleRetirements | None = None,
@@ -173,7 +173,8 @@ class SaleFetcher:
                 if self.on_planned is not None:
                     waiting = len(urgent) + len(later) + len(refresh) + reserve - self.reverified
                     confirming = min(len(probation), self.allowance - self.probed)
-                    self.on_planned(self.spent + waiting + confirming)  # the caller clips it to its budget
+                    # the caller clips it to its budget; it may grow while the producers find ids
+                    self.on_planned(self.spent + waiting + confirming, not queue_open)
                 if not in_flight:
                     if queue_open or not filled_closed:
                         continue
@@ -378,12 +379,14 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         )
 
 
-def _planned_within(plan: Callable[[int], None], done: int, run_budget: int) -> Callable[[int], None]:
+def _planned_within(
+    plan: Callable[[int, bool], None], done: int, run_budget: int
+) -> Callable[[int, bool], None]:
     """The progress display's total: the sale details the run knows it will make, within its budget (the
     earlier passes' and what this one has ahead, the next passes' included). A pass's own budget clipped
     it: the demo's progress said "0m03s left" of a pass while the run had minutes of passes to go (issue
-    51: the ETA is the run's)."""
-    return lambda ahead: plan(done + min(max(run_budget - done, 0), ahead))
+    51: the ETA is the run's). `final`: the producers of sale ids are done, so it grows no more."""
+    return lambda ahead, final: plan(done + min(max(run_budget - done, 0), ahead), final)
 
 
 def _previous_run(value: Any) -> datetime | None:

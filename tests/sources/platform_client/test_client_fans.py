@@ -1,0 +1,114 @@
+"""One request per key, several in flight (issue 45: campaigns and partners per product, event and
+delivery details, renewals and top posts were asked one after another): `PlatformClient.each` gives
+each key with its answer in the keys' order, a 404 to the key it belongs to, the first request alone,
+and never more in flight than `pages_ahead`. Concurrency is proven by a barrier the requests must
+reach together, never by timing."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+import pytest
+
+from sources.platform_client.client import PlatformClient
+from sources.platform_client.errors import AuthenticationError, NotFoundError
+
+
+class Details:
+    """`sale_details` answering each id; ids in `missing` answer 404, `status` answers every request.
+    Requests after the first `alone` wait at a barrier of `together` parties: they pass only when that
+    many are in flight at once (a sequential fan breaks the barrier and the test fails)."""
+
+    def __init__(self, missing=(), status: int = 200, together: int = 0, alone: int = 1) -> None:
+        self.missing, self.status = set(missing), status
+        self.lock = threading.Lock()
+        self.seen: list[str] = []
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.alone = alone
+        self.barrier = threading.Barrier(together, timeout=10) if together else None
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        sale_id = request.url.path.rsplit("/", 1)[-1]
+        with self.lock:
+            self.seen.append(sale_id)
+            number = len(self.seen)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if self.barrier is not None and number > self.alone:
+                self.barrier.wait()
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+        if self.status != 200:
+            return httpx.Response(self.status, json={"message": "no"})
+        if sale_id in self.missing:
+            return httpx.Response(404, json={"message": "not found"})
+        return httpx.Response(200, json={"id": sale_id})
+
+
+def client_on(handler, **options) -> PlatformClient:
+    options.setdefault("backoff_base", 0.0)
+    options.setdefault("rate_limits", {"sale_details": 1_000_000})  # the spec's 30 a minute would wait
+    transport = httpx.MockTransport(handler)
+    return PlatformClient("https://api.platform.test", "tok", transport=transport, **options)
+
+
+def answers(client: PlatformClient, keys) -> list[tuple[str, object]]:
+    result: list[tuple[str, object]] = []
+    for key, answer in client.each("sale_details", keys, lambda k: {"id": k}):
+        try:
+            result.append((key, answer.result()))
+        except NotFoundError:
+            result.append((key, "404"))
+    return result
+
+
+def test_every_key_gets_its_own_answer_in_the_keys_order():
+    keys = [f"s{i}" for i in range(40)]
+    api = Details(missing={"s3", "s17"})
+    with client_on(api, pages_ahead=8) as client:
+        got = answers(client, iter(keys))  # a generator: keys are taken as requests go
+    assert got == [(k, "404" if k in {"s3", "s17"} else {"id": k}) for k in keys]
+    assert sorted(api.seen) == sorted(keys)  # each key asked once
+    assert api.seen[0] == "s0"
+
+
+def test_requests_go_together_up_to_pages_ahead():
+    # After the first request alone, the next ones must reach a barrier of 4 together.
+    keys = [f"s{i}" for i in range(1, 10)]
+    api = Details(together=4, alone=1)
+    with client_on(api, pages_ahead=4) as client:
+        got = answers(client, keys[:9])
+    assert [k for k, _ in got] == keys[:9]
+    assert api.most_in_flight == 4
+
+
+def test_never_more_in_flight_than_pages_ahead():
+    api = Details(together=0)
+    with client_on(api, pages_ahead=3) as client:
+        answers(client, [f"s{i}" for i in range(30)])
+    assert api.most_in_flight <= 3
+
+
+def test_a_refused_token_costs_one_request_not_a_window():
+    api = Details(status=401)
+    with client_on(api, pages_ahead=8) as client:
+        fan = client.each("sale_details", [f"s{i}" for i in range(20)], lambda k: {"id": k})
+        key, answer = next(fan)
+        with pytest.raises(AuthenticationError):
+            answer.result()
+        fan.close()  # the caller stops: the requests not sent are cancelled
+    assert (key, api.seen) == ("s0", ["s0"])
+
+
+def test_a_caller_that_stops_early_sends_no_more_requests():
+    api = Details()
+    with client_on(api, pages_ahead=4) as client:
+        fan = client.each("sale_details", (f"s{i}" for i in range(1000)), lambda k: {"id": k})
+        taken = [next(fan)[1].result() for _ in range(3)]
+        fan.close()
+    assert taken == [{"id": "s0"}, {"id": "s1"}, {"id": "s2"}]
+    assert len(api.seen) <= 3 + 4  # those taken and at most a window in flight, of a thousand keys
