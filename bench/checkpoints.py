@@ -30,6 +30,8 @@ from typing import Any
 
 import duckdb
 
+from bench.sync_env import sync_environment
+
 PLATFORM_SYNC = str(Path(sys.executable).with_name("platform-sync"))
 
 
@@ -86,13 +88,7 @@ def loaded(folder: Path) -> list[float]:
 
 
 def environment(folder: Path, options: dict[str, Any], checkpoint: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__", "DESTINATION__"))}
-    env["DESTINATION__DUCKDB__CREDENTIALS"] = str(folder / "warehouse.duckdb")
-    env["DLT_DATA_DIR"] = str(folder / ".dlt")
-    env["SYNC__CHECKPOINT_REQUESTS"] = str(checkpoint)
-    for key, value in options.items():
-        env[f"SOURCES__PLATFORM__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
-    return env
+    return sync_environment(folder, options, SYNC__CHECKPOINT_REQUESTS=str(checkpoint))
 
 
 def sale_details(handle: Any) -> int:

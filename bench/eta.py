@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -25,21 +24,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.sync_env import sync_environment
+
 PLATFORM_SYNC = str(Path(sys.executable).with_name("platform-sync"))
-# The shapes: the sandbox as it is; and a remote, shared server (latency, 3% 503s, 2% foreign 429s).
-SHAPES = {
-    "plain": None,
-    "remote": "latency_ms=120,error=0.03,foreign_429=0.02",
+# The shapes (sandbox faults, source settings): the sandbox as it is; a remote, shared server (latency,
+# 3% 503s, 2% foreign 429s); and a slow one where latency, not the rate limit, sets the details' pace (one
+# detail at a time at 300 ms: 3.3 a second against the limit's 6).
+SHAPES: dict[str, tuple[str | None, dict[str, Any]]] = {
+    "plain": (None, {}),
+    "remote": ("latency_ms=120,error=0.03,foreign_429=0.02", {}),
+    "latency-bound": ("latency_ms=300,error=0.03", {"sales_concurrency": "1"}),
 }
 
 
 def sync_with_progress(folder: Path, source: dict[str, Any], interval: float) -> list[tuple[float, dict]]:
     """(seconds since the start, progress record) of every JSON progress line of `sales` of one sync."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__", "DESTINATION__"))}
-    env["DESTINATION__DUCKDB__CREDENTIALS"] = str(folder / "warehouse.duckdb")
-    env["DLT_DATA_DIR"] = str(folder / ".dlt")
-    for key, value in source.items():
-        env[f"SOURCES__PLATFORM__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
+    env = sync_environment(folder, source)
     started = time.monotonic()
     run = subprocess.Popen(
         [PLATFORM_SYNC, "--log-format", "json", "sync", "--progress-interval", str(interval)],
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=sorted(SHAPES), help="one shape instead of every one")
     options = parser.parse_args(argv)
     results: dict[str, Any] = {"scale": options.scale, "time_scale": options.time_scale, "shapes": {}}
-    for shape, faults in SHAPES.items():
+    for shape, (faults, settings) in SHAPES.items():
         if options.only and shape != options.only:
             continue
         with running_sandbox_process(
@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                 "start_date": "2020-01-01",
                 **catalog_source_options(api.catalog()),
                 "rate_limit_time_scale": options.time_scale,
+                **settings,
             }
             folder = Path(tempfile.mkdtemp(prefix=f"eta-{shape}-"))
             lines = sync_with_progress(folder, source, options.interval)

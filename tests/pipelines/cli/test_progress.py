@@ -165,7 +165,8 @@ def test_live_display_in_a_terminal_of_80_and_200_columns(tmp_path, columns):
     ]
     assert during, live[-1]
     assert any("\u2501" in plain for plain in during)  # rich's bar
-    assert any(re.search(r"^extract \dm\d\ds +(~|at least )\dm\d\ds left", plain, re.M) for plain in live), live[-1]
+    header = re.compile(r"^extract \dm\d\ds +(~|at least )\dm\d\ds left", re.M)
+    assert any(header.search(plain) for plain in live), live[-1]
     # the summary after the display, counts as the last block showed them
     assert "operation" in final and "rows loaded" in final
     assert token not in "".join(plain for plain, _ in screens)
