@@ -78,6 +78,7 @@ class SourceSettings:
     sales_max_requests: int = DEFAULT_SALES_MAX_REQUESTS
     sales_refresh_days: int = DEFAULT_SALES_REFRESH_DAYS
     sales_recheck_hours: float = DEFAULT_SALES_RECHECK_HOURS
+    # the least sale details in flight; more when the rate limit and the latency ask (`in_flight_wanted`)
     sales_concurrency: int = DEFAULT_SALES_CONCURRENCY
     sales_reverify_share: float = DEFAULT_SALES_REVERIFY_SHARE
     retire_after_not_found: int = DEFAULT_RETIRE_AFTER_NOT_FOUND

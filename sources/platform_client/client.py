@@ -8,6 +8,7 @@ Every call goes the same way: rate limiter (`ratelimit.py`) → HTTP → classif
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -75,6 +76,9 @@ __all__ = [
 
 logger = logging.getLogger("platform_sync.client")
 
+# Requests kept in flight per operation: rate x latency and half again (`in_flight_wanted`), so that an
+# answer slower than the mean does not leave a grant of the limiter unused.
+IN_FLIGHT_HEADROOM = 1.5
 T = TypeVar("T")
 K = TypeVar("K")
 P = TypeVar("P", bound=PagedBody)
@@ -146,6 +150,7 @@ class PlatformClient:
         self._deferred: dict[str, OperationDeferredError] = {}
         self._deferred_lock = threading.Lock()
         self._retried_kinds: set[tuple[FailureKind, int | None]] = set()  # logged once (`retry_or_raise`)
+        self._backing_off: dict[str, int] = {}  # operation -> requests sleeping before a retry
         self.base_url = str(url).rstrip("/")
         self.items_per_page = items_per_page
         self._redactor = Redactor([access_token])
@@ -196,6 +201,21 @@ class PlatformClient:
         """The proactive limits in force, requests per minute by operation (unscaled)."""
         return self._limiters.rates
 
+    def in_flight_wanted(self, operation_name: str, least: int, most: int) -> int:
+        """How many requests of an operation to keep in flight: the pace its rate limiter grants at its
+        ceiling times the latency its answers took so far, with half again as headroom (in flight ~ rate
+        x latency), plus those sleeping before a retry (a request backing off gives its slot back); at
+        least `least`, at most `most`. `least` while nothing is measured or the operation is unlimited."""
+        schedule = self._limiters.get(operation_name).schedule()
+        stats = self._stats.snapshot().get(operation_name)
+        with self._deferred_lock:
+            backing_off = self._backing_off.get(operation_name, 0)
+        wanted = least
+        if schedule is not None and stats is not None and stats.answers:
+            latency = stats.answer_seconds / stats.answers
+            wanted = max(least, math.ceil(schedule.per_second * latency * IN_FLIGHT_HEADROOM))
+        return max(least, min(most, wanted + backing_off))
+
     def schedule(self, operation_name: str) -> Schedule | None:
         """An operation's rate-limit schedule for a time-left estimate (`ratelimit.Schedule`)."""
         return self._limiters.get(operation_name).schedule()
@@ -234,7 +254,8 @@ class PlatformClient:
         params: Mapping[str, object] | None = None,
     ) -> Iterator[tuple[K, Future[Any]]]:
         """One request of an operation per key (`path_params(key)` names it), several in flight in the
-        client's pool (up to `pages_ahead`, `walking.in_order`), each key with its answer's future in the
+        client's pool (`walking.in_order`: `pages_ahead`, or more when the operation's rate and latency
+        ask it, `in_flight_wanted`, up to the pool's total), each key with its answer's future in the
         keys' order: `future.result()` is the JSON document or raises the request's error, so the caller
         decides per key what a 404 means. Each request goes through the operation's rate limiter and
         retries as `request` does."""
@@ -242,7 +263,10 @@ class PlatformClient:
         def fetch(key: K) -> Any:
             return self.request(operation_name, path_params(key), params)
 
-        return in_order(keys, fetch, self._pages, self._pages_ahead)
+        def ahead() -> int:
+            return self.in_flight_wanted(operation_name, self._pages_ahead, self._pages.total)
+
+        return in_order(keys, fetch, self._pages, ahead)
 
     def paginate(
         self,
@@ -421,7 +445,13 @@ class PlatformClient:
             " (further retries after this kind of failure are logged at debug level)" if first else "",
         )
         self._stats.add(operation.name, retries=1, backoff_seconds=delay)
-        self._clock.sleep(delay)
+        with self._deferred_lock:  # a request sleeping before its retry is not one in flight
+            self._backing_off[operation.name] = self._backing_off.get(operation.name, 0) + 1
+        try:
+            self._clock.sleep(delay)
+        finally:
+            with self._deferred_lock:
+                self._backing_off[operation.name] -= 1
 
     def _attempt(
         self,
@@ -447,6 +477,7 @@ class PlatformClient:
                 self._clock.monotonic() - started,
             )
             return transport_failure(operation, exc, url, self._redactor.redact)
+        self._stats.add(operation.name, answers=1, answer_seconds=self._clock.monotonic() - started)
         self._server_time.observe(response.headers.get("Date"), self._clock.now())
         url = self._redact_url(response.request.url)
         logger.debug(

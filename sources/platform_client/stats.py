@@ -18,6 +18,8 @@ class OperationStats:
     errors: int = 0
     rate_limit_wait_seconds: float = 0.0  # waited for the proactive limiter (and Retry-After blocks)
     backoff_seconds: float = 0.0  # slept between tries
+    answers: int = 0  # tries that got an HTTP answer (any status)
+    answer_seconds: float = 0.0  # their time from sending to the answer: the latency
 
 
 class StatsBook:

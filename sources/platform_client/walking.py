@@ -262,11 +262,12 @@ def _cancel(ahead: deque[tuple[Any, Future[Any]]]) -> None:
 
 
 def in_order(
-    keys: Iterable[K], fetch: Callable[[K], T], pool: PagePool, ahead: int
+    keys: Iterable[K], fetch: Callable[[K], T], pool: PagePool, ahead: Callable[[], int]
 ) -> Iterator[tuple[K, Future[T]]]:
     """One request per key (a fan over parent records or configured ids), each key with its request's
-    future in the keys' order, up to `ahead` requests in flight in `pool`. The first request goes alone
-    (a 401 costs one request, not a window of them), then `ahead` go together; the keys are taken from
+    future in the keys' order, up to `ahead()` requests in flight in `pool` (asked again as each answer
+    is taken). The first request goes alone (a 401 costs one request, not a window of them), then
+    `ahead()` go together; the keys are taken from
     `keys` only as requests are sent, so a fan over a paged list reads the list as the requests go. When
     the caller stops early the requests not yet sent are cancelled; those in flight end and are
     dropped."""
@@ -277,7 +278,7 @@ def in_order(
             pending.append((key, pool.submit(functools.partial(_fetch_key, fetch, key), 0)))
             while len(pending) >= window:
                 yield pending.popleft()
-                window = max(1, ahead)
+                window = max(1, ahead())
         while pending:
             yield pending.popleft()
     finally:

@@ -50,7 +50,10 @@ class Details:
 
 
 def client_on(handler, **options) -> PlatformClient:
+    """A client whose fans keep exactly `pages_ahead` in flight: the pool holds no more (the rate and
+    latency could otherwise ask more, by the machine's speed: `in_flight_wanted` is tested below)."""
     options.setdefault("backoff_base", 0.0)
+    options.setdefault("pages_ahead_total", options.get("pages_ahead", 8))
     options.setdefault("rate_limits", {"sale_details": 1_000_000})  # the spec's 30 a minute would wait
     transport = httpx.MockTransport(handler)
     return PlatformClient("https://api.platform.test", "tok", transport=transport, **options)
@@ -112,3 +115,57 @@ def test_a_caller_that_stops_early_sends_no_more_requests():
         fan.close()
     assert taken == [{"id": "s0"}, {"id": "s1"}, {"id": "s2"}]
     assert len(api.seen) <= 3 + 4  # those taken and at most a window in flight, of a thousand keys
+
+
+# --- how many in flight: rate x latency (issue 45) ----------------------------------------------------
+
+
+def slow(clock, seconds: float, statuses=()):
+    """A handler whose answers take `seconds` on the fake clock; the first answers have `statuses`."""
+    queued = list(statuses)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        clock.advance(seconds)
+        status = queued.pop(0) if queued else 200
+        return httpx.Response(status, json={"id": "s"} if status == 200 else {"message": "busy"})
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("latency", "wanted"),
+    [
+        (0.3, 14),  # 30 a second at 300 ms: 9 needed to keep pace, half again as headroom: ceil(13.2)
+        (0.14, 7),  # the issue's world: 4.2 needed, 4 in flight always fell behind
+        (0.01, 4),  # a fast server: the configured least
+        (2.0, 16),  # a slow one: no more than the most
+    ],
+)
+def test_requests_in_flight_follow_the_rate_and_the_latency_measured(make_client, clock, latency, wanted):
+    client, _ = make_client(slow(clock, latency), rate_limit_time_scale=60)  # 30 a second
+    assert client.in_flight_wanted("sale_details", 4, 16) == 4  # nothing measured yet: the least
+    client.request("sale_details", path_params={"id": "s1"})
+    assert client.in_flight_wanted("sale_details", 4, 16) == wanted
+
+
+def test_a_request_sleeping_before_its_retry_gives_its_slot_back(make_client, clock):
+    """While one request sleeps after a 503 the operation may have one more in flight."""
+    seen: list[int] = []
+    client = None
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        clock.advance(0.01)
+        return httpx.Response(503 if not seen else 200, json={"id": "s"})
+
+    real_sleep = clock.sleep
+
+    def sleep(seconds: float) -> None:  # the retry's backoff: look at the slots while it sleeps
+        if seconds > 0 and client is not None:
+            seen.append(client.in_flight_wanted("sale_details", 4, 16))
+        real_sleep(seconds)
+
+    clock.sleep = sleep
+    client, _ = make_client(handler, rate_limit_time_scale=60, backoff_base=0.5)
+    assert client.request("sale_details", path_params={"id": "s1"}) == {"id": "s"}
+    assert seen == [5]  # the least and the one backing off
+    assert client.in_flight_wanted("sale_details", 4, 16) == 4  # awake again: its slot is its own

@@ -27,6 +27,10 @@ class FakeSalesClient:
         self.requested: list[str] = []
         self._lock = threading.Lock()
 
+    def in_flight_wanted(self, operation_name: str, least: int, most: int) -> int:
+        """No rate limit, no latency measured: the configured number (`PlatformClient.in_flight_wanted`)."""
+        return least
+
     def request(self, operation_name: str, path_params: dict[str, Any]) -> dict[str, Any]:
         assert operation_name == "sale_details"
         sale_id = path_params["id"]
