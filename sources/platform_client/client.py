@@ -106,9 +106,8 @@ class PlatformClient:
 
     `max_retries` is the number of tries per request, the first included (contracts part 3). Limits are
     requests per minute by operation name (spec part 8 by default); `rate_limit_time_scale` divides every
-    window. A paged list has up to `pages_ahead` pages requested ahead of the one its caller takes (more
-    when the operation's rate and latency ask it: `in_flight_wanted`), and all walks together up to
-    `pages_ahead_total` (`walking.py`; 1 walks one page at a time).
+    window. A paged list has up to `pages_ahead` pages requested ahead of the one its caller takes, and
+    all walks together up to `pages_ahead_total` (`walking.py`; 1 walks one page at a time).
     `clock`, `rng` and the backoff settings exist for tests and tuning.
     """
 
@@ -334,10 +333,7 @@ class PlatformClient:
         def on_loop() -> None:
             self._stats.add(operation.name, errors=1)
 
-        def ahead() -> int:  # the fans' rule (`each`): rate x latency, at least `pages_ahead`
-            return self.in_flight_wanted(operation.name, self._pages_ahead, self._pages.total)
-
-        return walk_pages(operation.name, fetch, self._pages, ahead, on_loop, distinct)
+        return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop, distinct)
 
     # internals --------------------------------------------------------------------------------------------
 

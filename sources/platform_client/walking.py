@@ -1,18 +1,18 @@
 """Walking a paged list fast and safely: pages fetched ahead concurrently, a list that moves read again.
 
-**Pages ahead.** Once a page has said how many pages the list has (`pages`), the walk asks for the next ones
-together when the caller asks for the next page, up to `pages_ahead()` at a time per walk (so they are in
-flight while the caller works on the page it took; the client's rule, rate x latency at least its
-`pages_ahead` setting: `PlatformClient.in_flight_wanted`), from threads shared by every walk of the client
-(`PagePool`, at most `total` requests of pages ahead at once). Each request still goes through the
-operation's rate limiter, retry policy and decoding (`fetch`: the caller's, the client's own JSON pages or
-the source's decoded pages), so nothing of the road of one page changes but the thread it runs in. Pages are
-handed to `PageWalk` and yielded in page order, so a page that repeats or an empty page stops the walk
-exactly as a sequential walk would; at most `pages_ahead()` pages are held or in flight, so memory stays
-bounded. The first `SEQUENTIAL_PAGES` pages are fetched one by one, then the number ahead doubles with each
-page taken (2, 4, 8): a list of up to three pages makes the requests of a sequential walk, in the same
-order. When the walk stops early (an empty page, a loop, the caller closes the generator) the pages not yet
-sent are cancelled; those in flight end and are dropped.
+**Pages ahead.** Once a page has said how many pages the list has (`pages`), the walk asks for the next
+ones together when the caller asks for the next page, up to `pages_ahead` at a time per walk (so they are
+in flight while the caller works on the page it took), from threads
+shared by every walk of the client (`PagePool`, at most `total` requests of pages ahead at once). Each
+request still goes through the operation's rate limiter, retry policy and decoding (`fetch`: the
+caller's, the client's own JSON pages or the source's decoded pages), so nothing of the road of one page
+changes but the thread it runs in. Pages are handed to `PageWalk` and yielded in
+page order, so a page that repeats or an empty page stops the walk exactly as a sequential walk would; at
+most `pages_ahead` pages are held or in flight, so memory stays bounded. The first `SEQUENTIAL_PAGES`
+pages are fetched one by one, then the number ahead doubles with each page taken (2, 4, 8): a list of up
+to three pages makes the requests of a sequential walk, in the same order. When the walk stops early (an
+empty page, a loop, the caller closes the generator) the pages not yet sent are cancelled; those in
+flight end and are dropped.
 
 **A list that moves** (issue 26). Paging by page number over a list that changes while it is read shifts
 records across page boundaries: one is skipped or repeated per move. A walk notes the signs: the total
@@ -162,13 +162,12 @@ def walk_pages(
     operation: str,
     fetch: Callable[[int], P],
     pool: PagePool,
-    pages_ahead: Callable[[], int],
+    pages_ahead: int,
     on_loop: Callable[[], None],
     distinct: bool = False,
 ) -> Iterator[P]:
     """The pages of a list, walked again while it moves (module docstring); `fetch(number)` gets one
-    page, `pages_ahead()` says how many may be ahead now (asked again as each page is taken), `on_loop`
-    counts a paging loop before it is raised. `distinct`: each record (by its key) at
+    page, `on_loop` counts a paging loop before it is raised. `distinct`: each record (by its key) at
     most once over all the walks, the first time it comes (pages left empty are not yielded)."""
     yielded: set[int] = set()
     for walk_number in range(1, MAX_WALKS + 1):
@@ -202,7 +201,7 @@ def _one_walk(
     walk: PageWalk,
     fetch: Callable[[int], P],
     pool: PagePool,
-    pages_ahead: Callable[[], int],
+    pages_ahead: int,
     on_loop: Callable[[], None],
     watch: MoveWatch,
 ) -> Iterator[P]:
@@ -238,7 +237,7 @@ def _one_walk(
                 yield page  # nothing more is asked for until the caller asks for the next page
                 taken += 1
                 if number is not None and taken >= SEQUENTIAL_PAGES:
-                    window = min(max(1, pages_ahead()), window * 2)
+                    window = min(max(1, pages_ahead), window * 2)
             if number is not None:
                 _plan(ahead, walk.upcoming(window) if window > 1 else [], fetch, pool)
     finally:
