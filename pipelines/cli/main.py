@@ -42,7 +42,7 @@ from pipelines.cli.interrupt import (
 from pipelines.cli.output import configure_logging, is_json, print_json, say
 from pipelines.cli.summary import print_interrupted, print_summary
 from pipelines.cli.sync_request import sync_request
-from pipelines.commands.forget import WarehouseHooks, add_forget_command
+from pipelines.commands.forget_command import WarehouseHooks, add_forget_command
 from pipelines.commands.write_commands import add_write_commands
 from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs

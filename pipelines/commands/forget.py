@@ -6,20 +6,22 @@ What it does, under the run lock as the writer:
    `attendee_imports`), by the normalised value or, where it was pseudonymised, by its pseudonym.
 2. Blanks that person's personal fields (all groups, the address too) in the rows found; the rows stay,
    so every amount stays where it was. Free JSON (a delivery's data, a quarantined record) is blanked at
-   the object that names the person. The webhook store (SQLite) is rewritten alike.
+   the object that names the person. The webhook store (SQLite) is rewritten alike. The records the
+   API linked to the person (their lesson comments, asked by email in `forget_links.py`) lose their
+   linked fields (`fields.LINKED`), by key.
 3. Keeps a record of the request (`_platform_forget_requests`: when, which tables, how many rows; never
-   the value) and, with a `privacy_key`, the person's keyed ids (`_platform_forgotten`), which every
-   later sync applies on the way in: a person the platform sends again is blanked again. Without a key
-   nothing can recognise them later, and the command says so.
-The marts are rebuilt from the raw tables: `platform-sync models` after this leaves no trace there.
+   the value) and, with a `privacy_key`, the person's keyed ids and linked keys (`_platform_forgotten`),
+   which every later sync applies on the way in: a person the platform sends again is blanked again.
+   Without a key nothing can recognise them later, and the command says so.
+Then the marts are rebuilt and the freed space reclaimed (`reclaim.py`); the command itself (arguments,
+the API lookup, what is printed, exit statuses) is `forget_command.py`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,16 +32,15 @@ import dlt
 from pipelines.commands.reclaim import leave_no_bytes
 from pipelines.sync.companion import companion_pipeline, run_companion
 from pipelines.sync.lock import run_lock
-from pipelines.sync.platform_pipeline import DATASET_NAME, DEFAULT_DESTINATION, PIPELINE_NAME, make_pipeline
-from pipelines.sync.preflight import check_destination_config, check_destination_name
 from pipelines.sync.sql_text import ident, literal, table_columns
 from pipelines.webhooks.loader import WEBHOOK_TABLE
-from pipelines.webhooks.store import DEFAULT_STORE, DeliveryStore
+from pipelines.webhooks.store import DeliveryStore
 from sources.platform.departures import DEPARTURES_TABLE, QUARANTINE_TABLE
-from sources.platform.privacy import IDENTIFYING, PrivacySettings, configured_privacy, normalise
+from sources.platform.privacy import IDENTIFYING, PrivacySettings, normalise
 from sources.platform.privacy.fields import (
     DOCUMENTS,
     EMAILS,
+    LINKED_BY_TABLE,
     NAMES,
     PersonColumns,
     group_of_key,
@@ -102,24 +103,29 @@ def forget(
     person: Wanted,
     store_path: Path | None,
     rebuild_marts: Callable[[], bool] | None = None,
+    linked: Mapping[str, set[str]] | None = None,
 ) -> ForgetResult:
     """Blank the person everywhere (see the module's docstring), record the request; under the lock.
+    `linked`: the keys of the records the API linked to the person, by table (`forget_links.py`).
     With `rebuild_marts` (the command line's): then the marts rebuilt and the DuckDB file rewritten, so
     that no freed page keeps the person (`reclaim.py`)."""
     result = ForgetResult(uuid.uuid4().hex)
     ids: dict[str, set[str]] = {group: set() for group in IDENTIFYING}
     if person.pseudonym:
         ids[person.group].add(person.pseudonym)
+    for table_name, keys in (linked or {}).items():
+        ids[table_name] = set(keys)
     with run_lock(pipeline, "write", command="platform-sync forget"):
         with pipeline.sql_client() as client:
             if client.has_dataset():
                 _blank_tables(client, pipeline.dataset_name, settings, person, result, ids)
+                _blank_linked(client, pipeline.dataset_name, linked or {}, result)
         if store_path is not None and store_path.exists():
             result.deliveries = _blank_store(store_path, person)
         result.kept = settings.key is not None
         _record(pipeline, person, result, ids if result.kept else {})
         if rebuild_marts is not None:
-            result.reclaimed = leave_no_bytes(pipeline, rebuild_marts)
+            result.reclaimed = leave_no_bytes(pipeline, rebuild_marts, sorted(result.rows))
     return result
 
 
@@ -175,6 +181,27 @@ def _blank_tables(
             if count := _count(client, table, where):
                 client.execute_sql(f"update {table} set value = null where {where}")
                 result.rows[f"{schema}.{values}"] = count
+
+
+def _blank_linked(client: Any, dataset: str, linked: Mapping[str, set[str]], result: ForgetResult) -> None:
+    """The rows of the person's linked records (`fields.Linked`: their comments) with the linked fields
+    null, in the raw table and dlt's staging copy."""
+    for schema in (dataset, f"{dataset}_staging"):
+        tables = table_columns(client, schema)
+        for table_name, keys in linked.items():
+            spec = LINKED_BY_TABLE[table_name]
+            present = tables.get(table_name, set())
+            blanked = [name for name in spec.blanked if name in present]
+            if not keys or spec.key not in present or not blanked:
+                continue
+            table = f"{ident(schema)}.{ident(table_name)}"
+            listed = ", ".join(literal(key) for key in sorted(keys))
+            where = f"cast({ident(spec.key)} as varchar) in ({listed})"
+            if count := _count(client, table, where):
+                nulls = ", ".join(f"{ident(name)} = null" for name in blanked)
+                client.execute_sql(f"update {table} set {nulls} where {where}")
+                key = f"{schema}.{table_name}"
+                result.rows[key] = result.rows.get(key, 0) + count
 
 
 def _where(columns: PersonColumns, person: Wanted, present: set[str]) -> str | None:
@@ -314,98 +341,3 @@ def _record(pipeline: dlt.Pipeline, person: Wanted, result: ForgetResult, ids: d
     if forgotten:
         resources.append(dlt.resource(forgotten, name=FORGOTTEN_TABLE, write_disposition="append"))
     run_companion(target, resources).raise_on_failed_jobs()
-
-
-@dataclass(frozen=True)
-class WarehouseHooks:
-    """What forget asks of the dbt room, handed down by the command line (the rooms import downward
-    only: docs/architecture.md): the raw tables of a pipeline's dataset (None when the warehouse is held
-    or out of reach), how to name its destination, and a rebuild of the marts (destination, dataset ->
-    whether dbt succeeded)."""
-
-    raw_tables: Callable[[dlt.Pipeline], list[str] | None]
-    describe: Callable[[dlt.Pipeline], str]
-    rebuild_marts: Callable[[str, str], bool]
-
-
-def add_forget_command(commands: Any, hooks: WarehouseHooks) -> None:
-    cmd = commands.add_parser(
-        "forget",
-        help="blank a person's personal data everywhere in the warehouse and the webhook store (LGPD)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    who = cmd.add_mutually_exclusive_group(required=True)
-    who.add_argument("--email", help="the person's email (any case)")
-    who.add_argument("--document", help="the person's CPF (with or without punctuation) or document")
-    cmd.add_argument("--webhook-store", type=Path, default=DEFAULT_STORE, help="the receiver's SQLite store")
-    cmd.add_argument("--destination", default=DEFAULT_DESTINATION)
-    cmd.add_argument("--dataset", default=DATASET_NAME)
-    cmd.add_argument(
-        "--account", help="the account of [accounts.NAME] whose dataset to blank (docs/accounts.md)"
-    )
-    cmd.set_defaults(run=lambda options: run_forget(options, hooks))
-
-
-def run_forget(options: argparse.Namespace, hooks: WarehouseHooks) -> int:
-    check_destination_name(options.destination)
-    settings = configured_privacy()
-    person = wanted(settings, options.email, options.document)
-    if options.account:  # one account's dataset only (issue 32)
-        from pipelines.sync.accounts import account_pipeline, find_account
-
-        account = find_account(options.account)
-        options.dataset = account.dataset_name
-        check_destination_config(account.pipeline_name, options.destination, options.dataset)
-        pipeline = account_pipeline(account, options.destination)
-    else:
-        check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
-        pipeline = make_pipeline(options.destination, options.dataset)
-    _require_something_to_forget_in(pipeline, options.webhook_store, hooks)
-    models_dataset = DATASET_NAME if options.account else options.dataset
-
-    def rebuild_marts() -> bool:
-        return hooks.rebuild_marts(options.destination, models_dataset)
-
-    result = forget(pipeline, settings, person, options.webhook_store, rebuild_marts)
-    for table, rows in sorted(result.rows.items()):
-        places = result.places.get(table, rows)
-        where = f" (the person at {places:,} places in them)" if places != rows else ""
-        print(f"{table:50} {rows:>8,} rows blanked{where}")
-    if result.deliveries:
-        print(
-            f"{'webhook store ' + str(options.webhook_store):50} {result.deliveries:>8,} deliveries blanked"
-        )
-    print(f"request {result.request_id} recorded in {options.dataset}.{REQUESTS_TABLE} (never the value)")
-    if result.total == 0:
-        print("the person was not found; the request is recorded all the same")
-    if result.kept:
-        print(
-            "kept on the forgotten list: if the platform sends this person again, the next syncs blank "
-            "them again on the way in (the platform itself still holds them)"
-        )
-    else:
-        print(
-            "NOT kept on a forgotten list (no privacy_key in secrets): this command cannot stop the "
-            "platform from sending this person again; a later sync loads them again"
-        )
-    if result.reclaimed:
-        print(result.reclaimed)
-    return 0
-
-
-def _require_something_to_forget_in(pipeline: dlt.Pipeline, store: Path, hooks: WarehouseHooks) -> None:
-    """Refuse (exit 2, nothing recorded, no DuckDB file made) a forget that finds neither raw tables nor
-    a webhook store: run from another folder than the sync's, or with another dataset, it blanked nothing
-    and said "recorded", exit 0, which read as done (issue 51). A warehouse held or out of reach is left
-    to `forget`, which says so under its lock."""
-    if store.exists():
-        return
-    if hooks.raw_tables(pipeline) != []:
-        return
-    raise ConfigurationError(
-        f"nothing to forget in: no raw tables in the dataset {pipeline.dataset_name!r} of the "
-        f"{hooks.describe(pipeline)}, and no webhook store at {store}; run forget from the folder "
-        "the sync runs in, or give it the --destination and --dataset (or --account) and --webhook-store "
-        "the sync uses. Nothing was recorded"
-    )

@@ -103,6 +103,29 @@ PERSONAL: dict[type[BaseModel], dict[str, str]] = {
     LessonComment: {"author": NAMES},
 }  # fmt: skip
 
+
+@dataclass(frozen=True)
+class Linked:
+    """Records that name a person without carrying an identifier of theirs, which the API links to them
+    by one (issue 49): a lesson comment holds only its author's name, and the comments list filters by
+    the author's `email`. `forget` asks the API for the person's records (`operation` with `query` set to
+    the identifier) and blanks `blanked` in the rows of `table` whose `key` it answered; the forgotten
+    list keeps those keys (group `table`), and later syncs blank them again on the way in."""
+
+    table: str
+    operation: str
+    group: str  # the identifier the API links by (one of IDENTIFYING)
+    query: str
+    key: str
+    blanked: tuple[str, ...]
+
+
+LINKED: tuple[Linked, ...] = (
+    Linked("lesson_comments", "list_lesson_comments", EMAILS, "email", "id", ("author", "text")),
+)
+LINKED_BY_TABLE: Mapping[str, Linked] = {linked.table: linked for linked in LINKED}
+
+
 # Two people at one level of a record: an attendee, and the customer of the invoice that paid the ticket.
 APART: dict[type[BaseModel], tuple[frozenset[str], ...]] = {
     Attendee: (frozenset({"invoiceCustomerName", "invoiceCustomerEmail", "invoiceCustomerDocument"}),),

@@ -1,4 +1,5 @@
-"""The kept list of forgotten people: their keyed ids (pseudonyms of an email or a document), never a value.
+"""The kept list of forgotten people: their keyed ids (pseudonyms of an email or a document), never a value,
+and the keys of the records the API linked to them (a lesson comment's id: `fields.Linked`).
 
 `platform-sync forget` appends to `_platform_forgotten` (through its own pipeline,
 `pipelines/commands/forget.py`); every later sync reads it once (`forgotten_from_destination`) and blanks
@@ -12,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import dlt
 
-from sources.platform.privacy.fields import IDENTIFYING
+from sources.platform.privacy.fields import IDENTIFYING, LINKED_BY_TABLE
 from sources.platform.privacy.scrub import Forgotten
 
 logger = logging.getLogger("platform_sync.privacy")
@@ -45,7 +46,8 @@ def _read_forgotten(pipeline: dlt.Pipeline) -> Forgotten:
     except Exception as exc:  # no table yet, or a destination without SQL
         logger.debug("no forgotten people in the destination (%s)", type(exc).__name__)
         return {}
-    found: dict[str, set[str]] = {group: set() for group in IDENTIFYING}
+    # people by their keyed ids; the records the API linked to them by their keys (`fields.Linked`)
+    found: dict[str, set[str]] = {group: set() for group in (*IDENTIFYING, *LINKED_BY_TABLE)}
     for group, forgotten_id in rows or []:
         if group in found:
             found[group].add(str(forgotten_id))

@@ -32,12 +32,14 @@ from sources.platform.privacy.cache import PseudonymCache
 from sources.platform.privacy.fields import (
     GROUPS,
     IDENTIFYING,
+    LINKED_BY_TABLE,
     PersonColumns,
     RecordPlan,
     group_of_key,
     personal_columns,
     plan_for,
 )
+from sources.platform.privacy.linked import blank_linked
 from sources.platform.privacy.settings import BLOCK, HASH, KEEP, PrivacySettings
 
 Forgotten = Mapping[str, frozenset[str]]  # identifying group -> pseudonyms of the forgotten people
@@ -73,7 +75,8 @@ class Scrubber:
             if self._forgotten is None:
                 loader = self._load_forgotten
                 self._forgotten = loader() if loader and self.settings.key is not None else {}
-                self._anyone_forgotten = any(self._forgotten.values())
+                # people recognised by an identifier (the linked records' keys are matched apart)
+                self._anyone_forgotten = any(self._forgotten.get(group) for group in IDENTIFYING)
             return self._forgotten
 
     def changes_anything(self) -> bool:
@@ -131,15 +134,23 @@ class Scrubber:
         `table`: a batch of rows whole (their values hashed together), an Arrow table, or one row."""
         plan = plan_for(model)
         persons = personal_columns(model, table)
-        self.forgotten  # noqa: B018 (read now, before any item)
+        linked = LINKED_BY_TABLE.get(table)
+        linked_ids = self.forgotten.get(table, frozenset()) if linked is not None else frozenset()
 
         def map_item(item: Any, meta: Any = None) -> Any:
+            changed = map_personal(item, meta)
+            if linked is not None and linked_ids and getattr(meta, "table_name", None) in (None, table):
+                changed, hits = blank_linked(changed, linked, linked_ids)
+                self._count_forgotten(hits)
+            return changed
+
+        def map_personal(item: Any, meta: Any = None) -> Any:
             target = getattr(meta, "table_name", None)
             if isinstance(item, pa.Table):
                 return self.table(item, persons)
             if isinstance(item, list):
                 if target in (DEPARTURES_TABLE, QUARANTINE_TABLE):
-                    return [map_item(row, meta) for row in item]
+                    return [map_personal(row, meta) for row in item]
                 self.records([row for row in item if isinstance(row, dict)], plan)
                 return item
             if not isinstance(item, dict):

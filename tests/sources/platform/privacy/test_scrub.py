@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pytest
 
-from sources.platform.models import FiscalDocument, Sale
+from sources.platform.models import FiscalDocument, LessonComment, Sale
 from sources.platform.privacy import OFF, PrivacySettings, Scrubber, parse_privacy, personal_columns
 from sources.platform.privacy.array_hash import MIN_VALUES, ArrayHasher
 from sources.platform.privacy.fields import group_of_key
@@ -258,6 +258,39 @@ def test_a_forgotten_person_is_blanked_in_rows_and_tables_and_counted() -> None:
         "base_value__value": [1.0, 2.0, 3.0],
     }
     assert scrubber.reforgotten == 3
+
+
+def test_the_comments_the_api_linked_to_a_forgotten_person_are_blanked_by_id() -> None:
+    """A lesson comment names its author only; forget keeps the ids the API answered for the person's
+    email (group `lesson_comments`), and later syncs blank those comments' author and text, in rows and in
+    Arrow tables, names hashed or not; other comments and other tables are untouched (issue 49)."""
+    forgotten = {"emails": frozenset(), "documents": frozenset(), "lesson_comments": frozenset({"7", "9"})}
+    for privacy in ({}, {"names": "hash"}):
+        scrubber = Scrubber(parse_privacy(privacy, KEY), lambda: forgotten)
+        assert scrubber.changes_anything()
+        table = pa.table(
+            {
+                "id": pa.array([7, 8, 9, None], pa.int64()),
+                "author": ["Ana", "Bia", "Ana", "Cid"],
+                "text": ["hi", "yo", "ok", "hm"],
+                "lesson_id": [1, 1, 2, 2],
+            }
+        )
+        out = scrubber.mapper(LessonComment, "lesson_comments")(table, None).to_pydict()
+        assert out["author"][0] is None and out["author"][2] is None
+        assert out["text"] == [None, "yo", None, "hm"]
+        assert out["id"] == [7, 8, 9, None] and out["lesson_id"] == [1, 1, 2, 2]
+        assert out["author"][1] == ("Bia" if not privacy else ON.pseudonym("names", "Bia"))
+        rows = [{"id": 9, "author": "Ana", "text": "ok"}, {"id": 10, "author": "Ana", "text": "no"}]
+        scrubber.mapper(LessonComment, "lesson_comments")(rows, None)
+        assert [(r["author"] is None, r["text"]) for r in rows] == [(True, None), (False, "no")]
+        assert scrubber.reforgotten == 3
+        # a person forgotten by comment ids only changes no other table, nor the order of the rows' path
+        sale = _sale()
+        scrubber.mapper(Sale, "sales")(sale, None)
+        assert sale["buyer"]["email"] == "Ana@Example.com"
+    # without a key nothing was kept, and nothing is recognised
+    assert not Scrubber(parse_privacy({}, None), lambda: forgotten).changes_anything()
 
 
 def test_an_arrow_table_is_hashed_by_distinct_values_and_blocked_as_nulls() -> None:
