@@ -43,8 +43,11 @@ from sources.platform.privacy.fields import (
     LINKED_BY_TABLE,
     NAMES,
     PersonColumns,
-    group_of_key,
+    RecordPlan,
+    json_child,
+    json_groups,
     personal_columns,
+    plan_for,
 )
 from sources.platform.privacy.forgotten import FORGOTTEN_TABLE, REQUESTS_TABLE
 from sources.platform.resources import stream_models
@@ -261,13 +264,18 @@ def _match(column: str, person: Wanted) -> str:
 
 
 def _blank_json_column(client: Any, table: str, key: str, column: str, person: Wanted) -> int:
-    rows = client.execute_sql(f"select {ident(key)}, cast({ident(column)} as varchar) from {table}") or []
+    """Free JSON blanked at the objects naming the person. A quarantined record is walked with its
+    resource's model (`fields.plan_for`, by its `resource` column), as the tables are; keys no model
+    declares are guessed by name (`fields.group_of_key`)."""
+    models = stream_models()
+    kind = "resource" if column == "raw_json" else "null"
+    select = f"select {ident(key)}, cast({ident(column)} as varchar), {kind} from {table}"
     changed = 0
-    for row_key, text in rows:
+    for row_key, text, resource in client.execute_sql(select) or []:
         if text is None:
             continue
-        document = json.loads(text)
-        blanked, hits = blank_person(document, person)
+        model = models.get(str(resource)) if resource else None
+        blanked, hits = blank_person(json.loads(text), person, plan=plan_for(model) if model else None)
         if hits:
             new = literal(json.dumps(blanked, ensure_ascii=False))
             client.execute_sql(
@@ -277,23 +285,41 @@ def _blank_json_column(client: Any, table: str, key: str, column: str, person: W
     return changed
 
 
-def blank_person(document: Any, person: Wanted, in_address: bool = False) -> tuple[Any, int]:
+def blank_person(
+    document: Any, person: Wanted, in_address: bool = False, plan: RecordPlan | None = None
+) -> tuple[Any, int]:
     """Free JSON with every object that names the person (by a key of the person's group) blanked: all
-    its personal keys null, its address too. Returns the JSON and how many objects were blanked."""
+    its personal keys null, its address too. Returns the JSON and how many objects were blanked.
+
+    With the record's `plan` (its model's personal fields), each level's keys are the model's first, and a
+    level naming the person also loses the nested levels that name nobody (a sale's `producer.name`
+    beside its forgotten buyer), as the sync does (`scrub.Scrubber.record`)."""
     if isinstance(document, list):
-        items = [blank_person(item, person, in_address) for item in document]
+        items = [blank_person(item, person, in_address, plan) for item in document]
         return [item for item, _ in items], sum(hits for _, hits in items)
     if not isinstance(document, dict):
         return document, 0
-    groups = {key: group_of_key(key, in_address) for key in document}
+    groups = json_groups(document, plan, in_address)
     named = any(groups[key] == person.group and person.matches(value) for key, value in document.items())
     hits = int(named)
+    beside = named or (
+        plan is not None
+        and any(
+            isinstance(level := document.get(key), dict)
+            and any(g == person.group and person.matches(level.get(f)) for f, g in child.fields.items())
+            for key, child in plan.nested.items()
+        )
+    )
     out: dict[str, Any] = {}
     for key, value in document.items():
+        child = json_child(plan, key)
         if named and (groups[key] is not None or "address" in key.lower()):
             out[key] = None
+        elif beside and child is not None and not child.identified and isinstance(value, dict):
+            out[key] = {k: (None if k in child.fields else v) for k, v in value.items()}
         elif isinstance(value, dict | list):
-            out[key], deeper = blank_person(value, person, in_address or "address" in key.lower())
+            deeper_address = in_address or "address" in key.lower()
+            out[key], deeper = blank_person(value, person, deeper_address, child)
             hits += deeper
         else:
             out[key] = value

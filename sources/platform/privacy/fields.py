@@ -143,6 +143,10 @@ class RecordPlan:
     nested: Mapping[str, RecordPlan] = field(default_factory=dict)
     lists: Mapping[str, RecordPlan] = field(default_factory=dict)
     apart: tuple[frozenset[str], ...] = ()  # fields of other people at this level (`APART`)
+    # For JSON walked with its model (a quarantined record): the model's keys at this level, and its
+    # nested objects and lists that hold nothing personal (so their keys are not guessed by name).
+    known: frozenset[str] = frozenset()
+    plain: Mapping[str, RecordPlan] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.fields or self.nested or self.lists)
@@ -171,22 +175,43 @@ def _plan(model: type[BaseModel], declared: Mapping[str, str]) -> RecordPlan:
     fields = {key: group for key, group in declared.items() if "." not in key}
     nested: dict[str, RecordPlan] = {}
     lists: dict[str, RecordPlan] = {}
+    plain: dict[str, RecordPlan] = {}
     for key, info in model.model_fields.items():
         tp, _ = unwrap_optional(info.annotation)
         deeper = {k.split(".", 1)[1]: g for k, g in declared.items() if k.startswith(f"{key}.")}
         if get_origin(tp) is list:
             (item,) = get_args(tp)
-            if _is_model(item) and (child := plan_for(item)):
-                lists[key] = child
+            if _is_model(item):
+                child = plan_for(item)
+                (lists if child else plain)[key] = child
         elif _is_model(tp):
             child = _plan(tp, {**PERSONAL.get(tp, {}), **deeper}) if deeper else plan_for(tp)
-            if child:
-                nested[key] = child
-    return RecordPlan(fields, nested, lists, APART.get(model, ()))
+            (nested if child else plain)[key] = child
+    known = frozenset(model.model_fields)
+    return RecordPlan(fields, nested, lists, APART.get(model, ()), known, plain)
 
 
 def _is_model(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def json_groups(
+    document: Mapping[str, Any], plan: RecordPlan | None, in_address: bool
+) -> dict[str, str | None]:
+    """The group of each key of a JSON object: the model's where `plan` knows the key (a key of the model
+    that is not declared is not personal), else guessed by name (`group_of_key`)."""
+    if plan is None or not plan.known:
+        return {key: group_of_key(key, in_address) for key in document}
+    return {
+        key: plan.fields.get(key) if key in plan.known else group_of_key(key, in_address) for key in document
+    }
+
+
+def json_child(plan: RecordPlan | None, key: str) -> RecordPlan | None:
+    """The plan of a nested object or list of a JSON object walked with `plan`."""
+    if plan is None:
+        return None
+    return plan.nested.get(key) or plan.lists.get(key) or plan.plain.get(key)
 
 
 @dataclass(frozen=True)

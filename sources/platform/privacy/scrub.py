@@ -35,10 +35,10 @@ from sources.platform.privacy.fields import (
     LINKED_BY_TABLE,
     PersonColumns,
     RecordPlan,
-    group_of_key,
     personal_columns,
     plan_for,
 )
+from sources.platform.privacy.free_json import FreeJson
 from sources.platform.privacy.linked import blank_linked
 from sources.platform.privacy.settings import BLOCK, HASH, KEEP, PrivacySettings
 
@@ -48,7 +48,7 @@ DEPARTURES_TABLE = "_platform_departures"
 QUARANTINE_TABLE = "_platform_quarantine"
 
 
-class Scrubber:
+class Scrubber(FreeJson):
     """Applies the privacy settings, and the forgotten list, to rows, tables and free JSON. Thread-safe
     (dlt extracts resources in a thread pool); its cache of pseudonyms is bounded."""
 
@@ -158,7 +158,7 @@ class Scrubber:
             if target == DEPARTURES_TABLE:
                 return self.departure_row(item)
             if target == QUARANTINE_TABLE:
-                return self.quarantine_row(item)
+                return self.quarantine_row(item, plan)
             self.record(item, plan)
             return item
 
@@ -345,53 +345,6 @@ class Scrubber:
             return None
         self._count_forgotten(int(pc.sum(mask).as_py()))
         return mask
-
-    # --- the departures and quarantine tables, free JSON ---
-
-    def departure_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """An original value of a personal field (a field path ending in a personal key) is changed as
-        that group is (the tolerant parser keeps none of the declared ones; a new field might)."""
-        group = group_of_key(str(row.get("field_path", "")).rsplit(".", 1)[-1].rstrip("[]"))
-        if group is not None:
-            for value in row.get("values") or []:
-                if isinstance(value, dict) and value.get("value") is not None:
-                    value["value"] = self.value(group, value["value"])
-        return row
-
-    def quarantine_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """The raw JSON of a quarantined record, with its personal values changed by key name (it may be
-        of any shape: it departs from its model; a product's `name` is treated as a person's)."""
-        try:
-            document = json.loads(row.get("raw_json") or "null")
-        except ValueError:
-            return row
-        row["raw_json"] = json.dumps(self.json(document), default=str, ensure_ascii=False)
-        return row
-
-    def json(self, document: Any, in_address: bool = False) -> Any:
-        """Free JSON (a webhook delivery's data, a quarantined record) with personal keys changed, keys
-        guessed by name (`fields.group_of_key`); an object naming a forgotten person is blanked."""
-        if isinstance(document, list):
-            return [self.json(element, in_address) for element in document]
-        if not isinstance(document, dict):
-            return document
-        groups = {key: group_of_key(key, in_address) for key in document}
-        personal = {key: group for key, group in groups.items() if group is not None}
-        forget = self._forgets(document, personal)
-        if forget:
-            self._count_forgotten(1)
-        changed: dict[str, Any] = {}
-        for key, value in document.items():
-            group = personal.get(key)
-            if isinstance(value, dict | list):
-                changed[key] = self.json(value, in_address or "address" in key.lower())
-                if forget and "address" in key.lower():
-                    changed[key] = None
-            elif group is None or isinstance(value, bool):
-                changed[key] = value
-            else:
-                changed[key] = None if forget else self.value(group, value)
-        return changed
 
 
 def _blank(row: dict[str, Any], plan: RecordPlan) -> None:

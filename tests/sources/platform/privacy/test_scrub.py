@@ -338,6 +338,33 @@ def test_free_json_by_key_name_and_the_quarantine_and_departure_rows() -> None:
     assert departure["values"] == [{"value": expected("documents", "12345678909")}]
 
 
+def test_a_quarantined_record_is_walked_with_its_resources_model() -> None:
+    """Keys a name alone does not make personal (a sale's `producer.name`: `name` is a product's too) are
+    changed in a quarantined record as in its table, and a forgotten buyer takes the names beside them
+    (issue 49: quarantine matched as the tables are, not by key names only)."""
+
+    class Meta:
+        table_name = "_platform_quarantine"
+
+    record = {"id": "1", "producer": {"id": 5, "name": "Seller Sa"}, "product": {"name": "Curso"},
+              "buyer": {"email": "ana@example.com", "name": "Ana"}}  # fmt: skip
+    hashed = parse_privacy({"emails": "hash", "names": "hash"}, KEY)
+    row = {"resource": "sales", "raw_json": json.dumps(record)}
+    Scrubber(hashed).mapper(Sale, "sales")(row, Meta())
+    out = json.loads(row["raw_json"])
+    assert out["producer"] == {"id": 5, "name": hashed.pseudonym("names", "Seller Sa")}
+    assert out["product"] == {"name": "Curso"}  # not a person's
+    assert out["buyer"]["name"] == hashed.pseudonym("names", "Ana")
+
+    forgotten = {"emails": frozenset({expected("emails", "ana@example.com")}), "documents": frozenset()}
+    row = {"resource": "sales", "raw_json": json.dumps(record)}
+    Scrubber(parse_privacy({}, KEY), lambda: forgotten).mapper(Sale, "sales")(row, Meta())
+    out = json.loads(row["raw_json"])
+    assert out["buyer"] == {"email": None, "name": None}
+    assert out["producer"] == {"id": 5, "name": None}  # names nobody: goes with the buyer
+    assert out["product"] == {"name": "Curso"}
+
+
 def test_nothing_changes_without_settings_and_the_destination_is_not_asked() -> None:
     asked = []
     scrubber = Scrubber(OFF, lambda: asked.append(1) or {})  # type: ignore[func-returns-value]
