@@ -4,13 +4,14 @@ starts, and the cost counted in distinct requests (`rescan.CountingClient`)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from sources.platform.rescan import CountingClient
+from sources.platform.rescan import CountingClient, is_due
 from sources.platform.scan_budget import (
     DEFAULT_RUN_INTERVAL,
     KEPT_RUN_STARTS,
@@ -125,3 +126,39 @@ def test_a_smaller_share_never_reads_more_often(share: float) -> None:
     wide, narrow = Budget(share, 6, {}), Budget(share / 2, 6, {})
     for cost in (1, 50, 500, 5000):
         assert plan("x", cost, 30, HOUR, narrow).interval >= plan("x", cost, 30, HOUR, wide).interval
+
+
+@pytest.mark.parametrize(
+    ("cost", "rate", "budget", "kind"),
+    [
+        (33, 200, BUDGET, "read every run"),
+        (500, 30, BUDGET, "read every 3 runs"),
+        (100_000, 30, BUDGET, "(rescan_hours)"),
+        (1, 60, Budget(0.1, 6, {"transfers": 24}), "(rescan_hours_by_resource)"),
+        (1, 60, Budget(0.1, 0, {}), "(rescan_hours = 0)"),
+    ],
+)
+@pytest.mark.parametrize("jitter", [0.0, 0.05, 0.2, 0.45])
+def test_a_change_waits_no_longer_than_the_promise_at_its_edge(
+    cost: int, rate: float, budget: Budget, kind: str, jitter: float
+) -> None:
+    """On a fake clock, 600 hourly runs each starting up to `jitter` of an interval early or late, the
+    scan read whenever `rescan.is_due` says so: a change made on the platform just after a whole scan read
+    its record waits for the next whole scan. The longest such wait is within the printed promise
+    (`stale_within`), plus the runs' own lateness (a promise is made for runs at the measured interval);
+    with runs on time it reaches the promise's last interval, so the promise is its edge, not a guess."""
+    promised = plan("transfers", cost, rate, HOUR, budget)
+    assert kind in promised.promise
+    rng = random.Random(47)
+    starts = [T0 + HOUR * (i + jitter * rng.uniform(-1, 1)) for i in range(600)]
+    scans: list[datetime] = []
+    for start in starts:
+        if not scans or is_due(scans[-1], promised.interval, start):
+            scans.append(start)
+    longest = max(later - earlier for earlier, later in zip(scans, scans[1:], strict=False))
+    assert longest <= promised.stale_within + 2 * jitter * HOUR
+    if jitter == 0:
+        assert longest > promised.stale_within - HOUR - timedelta(seconds=1)
+    # never more often than the plan says either: a scan needing k runs' budget is read once in k runs
+    if promised.every_runs:
+        assert len(scans) <= len(starts) / promised.every_runs + 1
