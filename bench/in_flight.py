@@ -25,7 +25,8 @@ from typing import Any
 from bench.sync_env import sync_environment
 
 PLATFORM_SYNC = str(Path(sys.executable).with_name("platform-sync"))
-FANS = (
+# the reads of one request per parent record or id: the fans, the renewals and the sale details
+ONE_PER_ID = (
     "list_product_campaigns",
     "list_product_partners",
     "event_details",
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             "operations": {},
         }
         for operation, span in (api.stats().get("timeline") or {}).items():
-            if operation in FANS or options.every_operation:
+            if operation in ONE_PER_ID or options.every_operation:
                 seconds = max(span["last"] - span["first"], 1e-9)
                 result["operations"][operation] = {
                     "requests": span["requests"],
