@@ -23,6 +23,8 @@ from sources.platform.privacy import parse_privacy
 from tests.dashboard.conftest import start_dashboard
 from tests.dashboard.test_dashboard_in_browser import END, PAGES, START
 from tests.pipelines.cli.test_cli import cli_env, run_cli, warehouse
+from tests.support.api_people import LOCAL_PID, Served, declared_places, served_people
+from tests.support.api_truth import ApiTruth
 from tests.support.browser import chromium, console_errors, open_page, screenshot
 from tests.support.privacy_scan import Truth, folder_texts, leaks, warehouse_texts
 from tests.support.sync_helpers import source_options
@@ -43,6 +45,7 @@ class Synced:
     off: Path
     on: Path
     on_output: str
+    served: Served  # the people the API itself served, found by what its values hold
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +57,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Synced:
         on_env = cli_env(on, source_options(sandbox, token, privacy=ALL_ON, privacy_key=KEY))
         on_env["RUNTIME__LOG_LEVEL"] = "DEBUG"
         on_run = run_cli(["-v", "sync", "--no-progress"], on_env, on)
+        served = served_people(ApiTruth(sandbox.base_url, token), sandbox.catalog(), SEED)
     assert off_run.returncode == 0, off_run.stdout + off_run.stderr
     assert on_run.returncode == 0, on_run.stdout + on_run.stderr
     for folder, skipped in ((off, MODELS_ONLY), (on, ())):  # dbt's tests must pass on pseudonyms
@@ -61,7 +65,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Synced:
             warehouse(folder), "build", extra_args=skipped, target_path=folder / "target", echo=False
         )
         assert built.success, built.output[-3000:]
-    return Synced(off, on, on_run.stdout + on_run.stderr)
+    return Synced(off, on, on_run.stdout + on_run.stderr, served)
 
 
 def _rows(folder: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -69,8 +73,31 @@ def _rows(folder: Path, sql: str) -> list[tuple[Any, ...]]:
         return connection.execute(sql).fetchall()
 
 
+def test_every_place_the_api_serves_a_person_in_is_a_declared_personal_field(synced: Synced) -> None:
+    """Truth from the API itself (issue 49): every answer of every read operation walked, a person found
+    by what a value holds (an email names its person; a string of the world's first and last names is a
+    name), and each place such a value was served must be a personal field the source declares."""
+    served = synced.served
+    assert served.records > 500 and len(served.truth.emails) > 150
+    # people beyond the buyers' pool the scans used to take as the world's (partners, affiliates)
+    pids = [LOCAL_PID.search(email.partition("@")[0]) for email in served.truth.emails]
+    assert max(int(found.group(1)) for found in pids if found) > max(PEOPLE)
+    assert {
+        ("buyer", "email"),
+        ("producer", "name"),
+        ("interruption", "responsible"),
+        (None, "author"),
+    } <= set(served.places)
+    undeclared = {
+        place: sorted(kinds) for place, kinds in served.places.items() if place not in declared_places()
+    }
+    assert undeclared == {}
+
+
 def test_no_raw_email_cpf_phone_or_name_anywhere_with_the_option_on(synced: Synced) -> None:
     truth = Truth.of_world(SEED, PEOPLE)
+    for group in ("emails", "documents", "phones", "names"):  # and every person the API served
+        getattr(truth, group).update(getattr(synced.served.truth, group))
     # the scan finds them where they are: the run without the option holds them in raw tables and marts
     found_off = leaks(truth, warehouse_texts(synced.off / "warehouse.duckdb"))
     for where in (
