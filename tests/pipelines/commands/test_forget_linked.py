@@ -1,6 +1,7 @@
 """`platform-sync forget` beyond the fields that name the person (issue 49): the lesson comments the API
 links to their email, found through the API and kept out of later syncs; dlt's completed load packages
-dropped on request; and on PostgreSQL no old row version left in the database's files."""
+dropped on request; and on PostgreSQL no old row version left in the database's files, and with the
+option on no person the API served in them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ import pytest
 from sandbox.running import SandboxHandle, running_sandbox
 from sandbox.world.people import People, Person
 from tests.pipelines.cli.test_cli import cli_env, run_cli
+from tests.support.api_people import served_people
+from tests.support.api_truth import ApiTruth
 from tests.support.postgres_server import PostgresServer, running_postgres
+from tests.support.privacy_scan import leaks
 from tests.support.sync_helpers import source_options
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("forget_linked"), pytest.mark.timeout(900)]
@@ -162,6 +166,34 @@ def test_forget_on_postgres_leaves_no_old_row_version_in_the_files(
     )
     # without VACUUM FULL the old row versions keep the email in the table's file
     assert email.encode() not in _database_files(postgres, database)
+
+
+def test_with_the_option_on_no_person_the_api_served_is_in_the_postgres_files(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """Every resource synced into PostgreSQL with every group hashed or blocked: none of the people the
+    API served (found by what its values hold, `api_people.py`) is in the database's files; synced raw,
+    the same scan finds them."""
+    hashed = {"emails": "hash", "documents": "hash", "phones": "hash", "names": "hash", "addresses": "block"}
+    texts: dict[str, str] = {}
+    with running_sandbox(seed=SEED, scale=SCALE, time_scale=600.0) as sandbox:
+        token = sandbox.token()
+        truth = served_people(ApiTruth(sandbox.base_url, token), sandbox.catalog(), SEED).truth
+        for name, privacy in (("hashed", hashed), ("raw", {})):
+            database = postgres.create_database(f"privacy_{name}")
+            folder = tmp_path / name
+            folder.mkdir()
+            options = source_options(sandbox, token, privacy=privacy, privacy_key=KEY)
+            env = {
+                **cli_env(folder, options),
+                "DESTINATION__POSTGRES__CREDENTIALS": postgres.credentials(database),
+            }
+            synced = run_cli(["sync", "--no-progress", "--destination", "postgres"], env, folder)
+            assert synced.returncode == 0, synced.stdout + synced.stderr
+            texts[name] = _database_files(postgres, database).decode("utf-8", errors="replace")
+    assert len(truth.emails) > 50 and truth.names
+    assert leaks(truth, [("raw", texts["raw"])])  # the scan finds them where they are
+    assert leaks(truth, [("hashed", texts["hashed"])]) == {}
 
 
 def test_the_vacuum_is_what_removes_the_old_versions(postgres: PostgresServer) -> None:
