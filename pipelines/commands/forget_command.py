@@ -138,7 +138,8 @@ def drop_loaded_packages(pipeline: dlt.Pipeline) -> int:
 
     dropped = 0
     companions = (f"{pipeline.pipeline_name}_runs", WEBHOOK_PIPELINE, IMPORT_PIPELINE, FORGET_PIPELINE)
-    holders = [pipeline, *(companion_pipeline(name, pipeline) for name in companions)]
+    present = [name for name in companions if (Path(pipeline.pipelines_dir) / name).is_dir()]  # none made
+    holders = [pipeline, *(companion_pipeline(name, pipeline) for name in present)]
     for holder in holders:
         loaded = Path(holder.working_dir) / "load" / "loaded"
         for load_id in holder.list_completed_load_packages():
