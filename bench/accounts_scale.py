@@ -29,7 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from datetime import UTC, datetime
@@ -214,8 +214,14 @@ def dagster_batch(
 
 
 def run_engine(
-    engine: str, sandboxes: Sequence[Any], options: argparse.Namespace, work: Path
-) -> dict[str, Any]:
+    engine: str,
+    sandboxes: Sequence[Any],
+    options: argparse.Namespace,
+    work: Path,
+    entry: dict[str, Any],
+    save: Callable[[], None],
+) -> None:
+    """The engine's batches into `entry["batches"]`, each kept (`save`) as soon as it is measured."""
     folder = work / engine
     folder.mkdir(parents=True, exist_ok=True)
     env = write_project(folder, sandboxes, options.time_scale)
@@ -240,7 +246,6 @@ def run_engine(
         if migrated.returncode != 0:
             raise harness.RunFailed(migrated.stdout[-3000:] + migrated.stderr[-3000:])
         batch = dagster_batch
-    batches = []
     for label in ("first", "hourly"):
         if label == "hourly":
             for sandbox in sandboxes:
@@ -257,8 +262,9 @@ def run_engine(
             f"{figures['requests_total']} requests ({figures['rate_limited_total']} 429s), models "
             f"{figures['models']['wall_seconds']:.0f} s (exit {figures['models']['returncode']})"
         )
-        batches.append(figures)
-    return {"engine": engine, "batches": batches}
+        figures["load_average_after"] = harness.load_average()  # the machine may be shared
+        entry["batches"].append(figures)
+        save()
 
 
 def start_sandboxes(stack: ExitStack, options: argparse.Namespace) -> list[Any]:
@@ -333,11 +339,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ExitStack() as stack:
         log(f"starting {options.accounts} sandbox worlds")
         sandboxes = start_sandboxes(stack, options)
-        for engine in options.engines:
-            figures["engines"].append(run_engine(engine, sandboxes, options, work))
-            if options.out:  # each engine's figures kept as soon as they exist
+
+        def save() -> None:  # each batch's figures kept as soon as they exist
+            if options.out:
                 options.out.mkdir(parents=True, exist_ok=True)
                 (options.out / "accounts_scale.json").write_text(json.dumps(figures, indent=2, default=str))
+                (options.out / "accounts_scale.md").write_text(markdown(figures))
+
+        for engine in options.engines:
+            entry: dict[str, Any] = {"engine": engine, "batches": []}
+            figures["engines"].append(entry)
+            run_engine(engine, sandboxes, options, work, entry, save)
     figures["load_average_end"] = harness.load_average()
     figures["generated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     if options.out:
