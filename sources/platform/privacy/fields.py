@@ -214,6 +214,24 @@ def json_child(plan: RecordPlan | None, key: str) -> RecordPlan | None:
     return plan.nested.get(key) or plan.lists.get(key) or plan.plain.get(key)
 
 
+def group_at_path(plan: RecordPlan | None, path: str) -> str | None:
+    """The group of the field at a departure's path (the API's keys, list elements as `[]`:
+    `buyer.email`, `items[].name`): the model's where `plan` knows the path (a key of the model that is not
+    declared is not personal: a product's `name`), else guessed by name (a field new to the model)."""
+    keys = [part.removesuffix("[]") for part in path.split(".") if part]
+    if not keys:
+        return None
+    level = plan
+    in_address = False
+    for key in keys[:-1]:
+        in_address = in_address or "address" in key.lower()
+        level = json_child(level, key)
+    last = keys[-1]
+    if level is not None and last in level.known:
+        return level.fields.get(last)
+    return group_of_key(last, in_address)
+
+
 @dataclass(frozen=True)
 class PersonColumns:
     """One person's columns in one warehouse table: dlt column name -> group."""

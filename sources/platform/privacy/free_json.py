@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sources.platform.privacy.fields import RecordPlan, group_of_key, json_child, json_groups
+from sources.platform.privacy.fields import RecordPlan, group_at_path, json_child, json_groups
 
 
 class FreeJson:
@@ -23,10 +23,11 @@ class FreeJson:
     def _count_forgotten(self, records: int) -> None:
         raise NotImplementedError
 
-    def departure_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """An original value of a personal field (a field path ending in a personal key) is changed as
-        that group is (the tolerant parser keeps none of the declared ones; a new field might)."""
-        group = group_of_key(str(row.get("field_path", "")).rsplit(".", 1)[-1].rstrip("[]"))
+    def departure_row(self, row: dict[str, Any], plan: RecordPlan | None = None) -> dict[str, Any]:
+        """An original value of a personal field is changed as that group is: the field found by its path
+        in the resource's `plan` where given (`buyer.name` a name, a product's `name` not), by the path's
+        last key's name elsewhere (a field new to the model)."""
+        group = group_at_path(plan, str(row.get("field_path", "")))
         if group is not None:
             for value in row.get("values") or []:
                 if isinstance(value, dict) and value.get("value") is not None:

@@ -155,8 +155,8 @@ class Scrubber(FreeJson):
                 return item
             if not isinstance(item, dict):
                 return item
-            if target == DEPARTURES_TABLE:
-                return self.departure_row(item)
+            if target == DEPARTURES_TABLE:  # the resource's own departures are walked with its model
+                return self.departure_row(item, plan if item.get("resource") == table else None)
             if target == QUARANTINE_TABLE:
                 return self.quarantine_row(item, plan)
             self.record(item, plan)

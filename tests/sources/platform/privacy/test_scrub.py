@@ -365,6 +365,29 @@ def test_a_quarantined_record_is_walked_with_its_resources_model() -> None:
     assert out["product"] == {"name": "Curso"}
 
 
+def test_a_departure_is_found_by_its_path_in_its_resources_model() -> None:
+    """A departure's original values are changed as the field at its path is in the resource's table
+    (`producer.name` a person's name, `product.name` not), a field new to the model by its key's name, and
+    another resource's departure by key name only (issue 49: departures as the tables are)."""
+
+    class Meta:
+        table_name = "_platform_departures"
+
+    hashed = parse_privacy({"emails": "hash", "names": "hash"}, KEY)
+    mapper = Scrubber(hashed).mapper(Sale, "sales")
+
+    def departed(path: str, resource: str = "sales") -> object:
+        values = [{"value": "Ana"}]
+        mapper({"resource": resource, "field_path": path, "kind": "unconvertible", "values": values}, Meta())
+        return values[0]["value"]
+
+    assert departed("producer.name") == hashed.pseudonym("names", "Ana")
+    assert departed("product.name") == "Ana"  # the model says: not a person's
+    assert departed("buyer.buyerName") == hashed.pseudonym("names", "Ana")  # new to the model: by its name
+    assert departed("buyer.email") == hashed.pseudonym("emails", "Ana")
+    assert departed("product.name", resource="products") == hashed.pseudonym("names", "Ana")  # no model here
+
+
 def test_nothing_changes_without_settings_and_the_destination_is_not_asked() -> None:
     asked = []
     scrubber = Scrubber(OFF, lambda: asked.append(1) or {})  # type: ignore[func-returns-value]
