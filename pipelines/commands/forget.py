@@ -44,12 +44,11 @@ from sources.platform.privacy.fields import (
     NAMES,
     PersonColumns,
     RecordPlan,
-    json_child,
-    json_groups,
     personal_columns,
     plan_for,
 )
 from sources.platform.privacy.forgotten import FORGOTTEN_TABLE, REQUESTS_TABLE
+from sources.platform.privacy.free_json import walk_json
 from sources.platform.resources import stream_models
 from sources.platform_client.errors import ConfigurationError
 
@@ -288,42 +287,14 @@ def _blank_json_column(client: Any, table: str, key: str, column: str, person: W
 def blank_person(
     document: Any, person: Wanted, in_address: bool = False, plan: RecordPlan | None = None
 ) -> tuple[Any, int]:
-    """Free JSON with every object that names the person (by a key of the person's group) blanked: all
-    its personal keys null, its address too. Returns the JSON and how many objects were blanked.
+    """Free JSON with every object that names the person (by a key of the person's group) blanked
+    (`free_json.walk_json`, the sync's own walk, which changes nothing else here). Returns the JSON and
+    how many objects were blanked."""
 
-    With the record's `plan` (its model's personal fields), each level's keys are the model's first, and a
-    level naming the person also loses the nested levels that name nobody (a sale's `producer.name`
-    beside its forgotten buyer), as the sync does (`scrub.Scrubber.record`)."""
-    if isinstance(document, list):
-        items = [blank_person(item, person, in_address, plan) for item in document]
-        return [item for item, _ in items], sum(hits for _, hits in items)
-    if not isinstance(document, dict):
-        return document, 0
-    groups = json_groups(document, plan, in_address)
-    named = any(groups[key] == person.group and person.matches(value) for key, value in document.items())
-    hits = int(named)
-    beside = named or (
-        plan is not None
-        and any(
-            isinstance(level := document.get(key), dict)
-            and any(g == person.group and person.matches(level.get(f)) for f, g in child.fields.items())
-            for key, child in plan.nested.items()
-        )
-    )
-    out: dict[str, Any] = {}
-    for key, value in document.items():
-        child = json_child(plan, key)
-        if named and (groups[key] is not None or "address" in key.lower()):
-            out[key] = None
-        elif beside and child is not None and not child.identified and isinstance(value, dict):
-            out[key] = {k: (None if k in child.fields else v) for k, v in value.items()}
-        elif isinstance(value, dict | list):
-            deeper_address = in_address or "address" in key.lower()
-            out[key], deeper = blank_person(value, person, deeper_address, child)
-            hits += deeper
-        else:
-            out[key] = value
-    return out, hits
+    def names(level: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
+        return any(group == person.group and person.matches(level.get(key)) for key, group in fields.items())
+
+    return walk_json(document, lambda _group, value: value, names, in_address, plan)
 
 
 def _blank_store(path: Path, person: Wanted) -> int:

@@ -5,7 +5,7 @@ part for JSON no table describes: webhook deliveries, quarantined records, depar
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sources.platform.privacy.fields import RecordPlan, group_at_path, json_child, json_groups
@@ -46,40 +46,60 @@ class FreeJson:
         return row
 
     def json(self, document: Any, in_address: bool = False, plan: RecordPlan | None = None) -> Any:
-        """Free JSON (a webhook delivery's data, a quarantined record) with personal keys changed, keys
-        from the record's `plan` when known, else guessed by name (`fields.group_of_key`); an object
-        naming a forgotten person is blanked, with the levels beside it that name nobody when the plan
-        says which (as `record` does)."""
-        if isinstance(document, list):
-            return [self.json(element, in_address, plan) for element in document]
-        if not isinstance(document, dict):
-            return document
-        groups = json_groups(document, plan, in_address)
-        personal = {key: group for key, group in groups.items() if group is not None}
-        forget = self._forgets(document, personal)
-        if forget:
-            self._count_forgotten(1)
-        # a level beside a forgotten person (a sale whose buyer is forgotten) loses the names that name
-        # nobody, as in `Scrubber.record`
-        beside = forget or (
-            plan is not None
-            and any(
-                isinstance(document.get(key), dict) and self._forgets(document[key], child.fields)
-                for key, child in plan.nested.items()
-            )
-        )
-        changed: dict[str, Any] = {}
-        for key, value in document.items():
-            group = personal.get(key)
-            child = json_child(plan, key)
-            if beside and child is not None and not child.identified and isinstance(value, dict):
-                changed[key] = {k: (None if k in child.fields else v) for k, v in value.items()}
-            elif isinstance(value, dict | list):
-                changed[key] = self.json(value, in_address or "address" in key.lower(), child)
-                if forget and "address" in key.lower():
-                    changed[key] = None
-            elif group is None or isinstance(value, bool):
-                changed[key] = value
-            else:
-                changed[key] = None if forget else self.value(group, value)
+        """Free JSON (a webhook delivery's data, a quarantined record) through the settings (`walk_json`):
+        each personal value changed as its group is, an object naming a forgotten person blanked."""
+        changed, hits = walk_json(document, self.value, self._forgets, in_address, plan)
+        if hits:
+            self._count_forgotten(hits)
         return changed
+
+
+Names = Callable[[Mapping[str, Any], Mapping[str, str]], bool]  # (an object, its personal keys) -> named?
+
+
+def walk_json(
+    document: Any,
+    change: Callable[[str, Any], Any],
+    names: Names,
+    in_address: bool = False,
+    plan: RecordPlan | None = None,
+) -> tuple[Any, int]:
+    """Free JSON with each personal value changed (`change(group, value)`), its keys the record's `plan`'s
+    where known, else guessed by name (`fields.json_groups`), and every object that `names` a forgotten
+    person blanked: all its personal keys and its address null. With the `plan`, a level beside a
+    forgotten person (a sale whose buyer is forgotten) also loses the names that name nobody
+    (`producer.name`), as `Scrubber.record` does in the tables. Returns the JSON and how many objects
+    were blanked. The sync (`FreeJson.json`) and `forget` (which changes nothing else) both walk this way.
+    """
+    if isinstance(document, list):
+        walked = [walk_json(element, change, names, in_address, plan) for element in document]
+        return [element for element, _ in walked], sum(hits for _, hits in walked)
+    if not isinstance(document, dict):
+        return document, 0
+    groups = json_groups(document, plan, in_address)
+    personal = {key: group for key, group in groups.items() if group is not None}
+    named = names(document, personal)
+    hits = int(named)
+    beside = named or (
+        plan is not None
+        and any(
+            isinstance(level := document.get(key), dict) and names(level, child.fields)
+            for key, child in plan.nested.items()
+        )
+    )
+    out: dict[str, Any] = {}
+    for key, value in document.items():
+        group = personal.get(key)
+        child = json_child(plan, key)
+        if named and (group is not None or "address" in key.lower()):
+            out[key] = None
+        elif beside and child is not None and not child.identified and isinstance(value, dict):
+            out[key] = {k: (None if k in child.fields else v) for k, v in value.items()}
+        elif isinstance(value, dict | list):
+            out[key], deeper = walk_json(value, change, names, in_address or "address" in key.lower(), child)
+            hits += deeper
+        elif group is None or isinstance(value, bool):
+            out[key] = value
+        else:
+            out[key] = change(group, value)
+    return out, hits
