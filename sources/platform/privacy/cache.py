@@ -33,11 +33,10 @@ class PseudonymCache:
     def pseudonyms(self, group: str, values: list[str]) -> list[str]:
         """The pseudonym of each value, in order; each value not kept is hashed once."""
         young, old = self._generations[group]
-        get = young.get
-        found = [get(value) for value in values]
-        missing = [value for value, pseudonym in zip(values, found, strict=True) if pseudonym is None]
-        if not missing:
+        found = list(map(young.get, values))  # in C: most pages name people met on earlier pages
+        if None not in found:
             return found  # type: ignore[return-value]
+        missing = [value for value, pseudonym in zip(values, found, strict=True) if pseudonym is None]
         fresh: dict[str, str] = {}
         new: list[str] = []
         get_old = old.get
