@@ -29,13 +29,14 @@ from typing import Any
 
 import dlt
 
+from pipelines.commands.forget_departures import VALUES_TABLE, of_records, record_ids, record_key_columns
 from pipelines.commands.reclaim import leave_no_bytes
 from pipelines.sync.companion import companion_pipeline, run_companion
 from pipelines.sync.lock import run_lock
 from pipelines.sync.sql_text import ident, literal, table_columns
 from pipelines.webhooks.loader import WEBHOOK_TABLE
 from pipelines.webhooks.store import DeliveryStore
-from sources.platform.departures import DEPARTURES_TABLE, QUARANTINE_TABLE
+from sources.platform.departures import QUARANTINE_TABLE
 from sources.platform.privacy import IDENTIFYING, PrivacySettings, normalise
 from sources.platform.privacy.fields import (
     DOCUMENTS,
@@ -148,8 +149,10 @@ def _blank_tables(
     result: ForgetResult,
     ids: dict[str, set[str]],
 ) -> None:
+    keys = record_key_columns()
     for schema in (dataset, f"{dataset}_staging"):
         tables = table_columns(client, schema)
+        records: dict[str, set[str]] = {}  # resource -> ids of its records naming the person
         for table_name, persons in _persons_by_table().items():
             present = tables.get(table_name, set())
             table = f"{ident(schema)}.{ident(table_name)}"
@@ -162,6 +165,10 @@ def _blank_tables(
             anywhere = " or ".join(where for _, where in matched)
             key = f"{schema}.{table_name}"
             result.rows[key] = result.rows.get(key, 0) + _count(client, table, anywhere)
+            if keys.get(table_name) in present:  # a resource's own table: its departures name these ids
+                records.setdefault(table_name, set()).update(
+                    record_ids(client, table, keys[table_name], anywhere)
+                )
             for columns in persons:
                 if not columns.identifying():
                     _set_null(client, table, columns, present, anywhere)
@@ -176,10 +183,12 @@ def _blank_tables(
                 )
                 if count:
                     result.rows[f"{schema}.{table_name}"] = count
-        values = f"{DEPARTURES_TABLE}__values"
+        values = VALUES_TABLE
         if "value" in tables.get(values, set()):
             table = f"{ident(schema)}.{ident(values)}"
             where = _match("value", person)
+            if by_record := of_records(client, schema, tables, records):
+                where = f"({where} or {by_record})"
             if count := _count(client, table, where):
                 client.execute_sql(f"update {table} set value = null where {where}")
                 result.rows[f"{schema}.{values}"] = count
