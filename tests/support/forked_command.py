@@ -158,7 +158,11 @@ class _Template:
         if self.process is not None and self.process.poll() is None:
             assert self.process.stdin is not None
             self.process.stdin.close()
-            self.process.wait(timeout=30)
+            try:  # the template exits at the end of its input; a loaded machine may take its time
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
 # Read once, when a process starts (by Python: sitecustomize on PYTHONPATH, PYTHONHASHSEED...; by the C
