@@ -183,15 +183,14 @@ def _blank_tables(
                 )
                 if count:
                     result.rows[f"{schema}.{table_name}"] = count
-        values = VALUES_TABLE
-        if "value" in tables.get(values, set()):
-            table = f"{ident(schema)}.{ident(values)}"
+        if "value" in tables.get(VALUES_TABLE, set()):
+            table = f"{ident(schema)}.{ident(VALUES_TABLE)}"
             where = _match("value", person)
             if by_record := of_records(client, schema, tables, records):
                 where = f"({where} or {by_record})"
             if count := _count(client, table, where):
                 client.execute_sql(f"update {table} set value = null where {where}")
-                result.rows[f"{schema}.{values}"] = count
+                result.rows[f"{schema}.{VALUES_TABLE}"] = count
 
 
 def _blank_linked(client: Any, dataset: str, linked: Mapping[str, set[str]], result: ForgetResult) -> None:
