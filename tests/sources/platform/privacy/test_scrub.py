@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import random
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,8 +14,9 @@ import pytest
 
 from sources.platform.models import FiscalDocument, LessonComment, Sale
 from sources.platform.privacy import OFF, PrivacySettings, Scrubber, parse_privacy, personal_columns
-from sources.platform.privacy.array_hash import MIN_VALUES, ArrayHasher
-from sources.platform.privacy.fields import group_of_key
+from sources.platform.privacy.array_hash import MIN_VALUES, ArrayHasher, normalised
+from sources.platform.privacy.fields import GROUPS, group_of_key
+from sources.platform.privacy.settings import normalise
 from sources.platform_client.errors import ConfigurationError
 
 KEY = "k3y-for-tests-0123456789"
@@ -101,6 +103,22 @@ def test_many_values_hashed_in_duckdb_get_the_same_pseudonyms(length: int) -> No
         out = hasher.pseudonyms(group, pa.array(values, pa.string())).to_pylist()
         assert out == [None if v is None else settings.pseudonym(group, v) for v in values]
     assert out[0] != hasher.pseudonyms("names", pa.array(values[:1])).to_pylist()[0]
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_arrays_are_normalised_as_python_normalises_each_value(group: str) -> None:
+    """`normalised` (Arrow's kernels, Python for the values it cannot do) against `settings.normalise`
+    on text made of the characters where the two could part: ASCII spaces Python counts that Unicode
+    does not (\\x1c-\\x1f), Unicode spaces, letters whose case differs beyond ASCII, digits of other
+    scripts, punctuation."""
+    alphabet = list(" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u2003aZ09.-@_ÇçßŠİıΣς٣\U0001f600")
+    rng = random.Random(group)
+    values = ["".join(rng.choices(alphabet, k=rng.randint(0, 12))) for _ in range(3_000)]
+    values += [None, "", "  Ana   LIMA ", "123.456.789-09", "(11) 9 8765-4321", "A@X.COM "]
+    ascii_only = alphabet[:10] + list("aZ09.-@_")
+    values += ["".join(rng.choices(ascii_only, k=rng.randint(0, 12))) for _ in range(500)]
+    out = normalised(group, pa.array(values, pa.string())).to_pylist()
+    assert out == [None if v is None else normalise(group, v) for v in values]
 
 
 def test_a_table_with_many_distinct_values_is_hashed_in_duckdb_with_the_same_result() -> None:
