@@ -48,7 +48,7 @@ from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.load_failure import failure_line, quiet_dlt_logs
 from pipelines.sync.lock import LockHeld, run_lock
 from pipelines.sync.messages import invalid_value_message, step_failure
-from pipelines.sync.out_of_memory import out_of_memory_line, ran_out_of_memory
+from pipelines.sync.out_of_memory import out_of_memory_line, quiet_when_out_of_memory, ran_out_of_memory
 from pipelines.sync.platform_pipeline import (
     DATASET_NAME,
     DEFAULT_DESTINATION,
@@ -86,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(options.verbose, options.log_format)
     quiet_dlt_logs(options.verbose)
     apply_process_settings()  # allocator and fork settings: this process is ours (never on import)
+    if argv is None:  # out of memory, a thread's start-up prints what the one line says (issue 53)
+        sys.unraisablehook = quiet_when_out_of_memory
     # once it has said how it ended, the process ends, threads left or not (the process's own command only)
     return run_then_end(lambda: _run_command(options), own_process=argv is None)
 

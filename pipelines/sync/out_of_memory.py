@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import errno
 import resource
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 THREAD_NOT_STARTED = "can't start new thread"  # CPython's words (3.11 to 3.13) when a thread cannot start
 # What DuckDB (its OutOfMemoryException, "failed to allocate", "failed to pin") and the C library say,
@@ -93,3 +95,13 @@ def out_of_memory_line(where: str, kept: str) -> str:
         f"{where}: out of memory; {ADVICE}, and run again: {kept}. It could not allocate memory or start "
         f"a thread within {within}: raise that, or lower {OTHER_SETTINGS}"
     )
+
+
+def quiet_when_out_of_memory(unraisable: Any) -> None:
+    """`sys.unraisablehook` for the command's own process: an exception Python can only print, such as a
+    thread that failed in its start-up ("Exception ignored in thread started by: ... MemoryError"),
+    is said by the command's one line when it is out of memory, so it is not printed; any other goes to
+    Python's own hook."""
+    if ran_out_of_memory(unraisable.exc_value):
+        return
+    sys.__unraisablehook__(unraisable)

@@ -228,3 +228,28 @@ def test_a_step_that_ran_out_of_memory_is_said_as_such(tmp_path: Path, error: Ex
     line = failure_line(PipelineStepFailed(pipeline, "extract", None, error))
     assert line.startswith("sync failed in the extract step: out of memory; give the sync more memory")
     assert "memory_limit" in line and "[extract] workers" in line and "\n" not in line
+
+
+@pytest.mark.parametrize(("raised", "printed"), [("MemoryError()", False), ("ValueError('a bug')", True)])
+def test_a_thread_that_fails_at_its_start_is_quiet_only_when_out_of_memory(
+    raised: str, printed: bool
+) -> None:
+    """Seen in CI under `ulimit -v`: a thread whose start-up ran out of memory made Python print
+    "Exception ignored in thread started by: <object repr() failed>" and "MemoryError:" before the
+    command's one line. The command's hook (`quiet_when_out_of_memory`) keeps those quiet; any other
+    exception Python can only print is still printed."""
+    program = (
+        "import _thread, sys, time\n"
+        "from pipelines.sync.out_of_memory import quiet_when_out_of_memory\n"
+        "sys.unraisablehook = quiet_when_out_of_memory\n"
+        "def start():\n"
+        f"    raise {raised}\n"
+        "_thread.start_new_thread(start, ())\n"
+        "time.sleep(0.5)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert ("Exception ignored in thread started by" in done.stderr) is printed, done.stderr
+    assert ("a bug" in done.stderr) is printed
