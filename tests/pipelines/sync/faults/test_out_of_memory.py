@@ -238,14 +238,20 @@ def test_a_thread_that_fails_at_its_start_is_quiet_only_when_out_of_memory(
     "Exception ignored in thread started by: <object repr() failed>" and "MemoryError:" before the
     command's one line. The command's hook (`quiet_when_out_of_memory`) keeps those quiet; any other
     exception Python can only print is still printed."""
+    # the main thread waits until the hook has had the thread's exception: no sleep that a slow machine
+    # could outlast
     program = (
-        "import _thread, sys, time\n"
+        "import _thread, sys, threading\n"
         "from pipelines.sync.out_of_memory import quiet_when_out_of_memory\n"
-        "sys.unraisablehook = quiet_when_out_of_memory\n"
+        "handled = threading.Event()\n"
+        "def hook(unraisable):\n"
+        "    quiet_when_out_of_memory(unraisable)\n"
+        "    handled.set()\n"
+        "sys.unraisablehook = hook\n"
         "def start():\n"
         f"    raise {raised}\n"
         "_thread.start_new_thread(start, ())\n"
-        "time.sleep(0.5)\n"
+        "assert handled.wait(50), 'the thread never reached the hook'\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT
