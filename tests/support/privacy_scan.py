@@ -7,10 +7,11 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from sandbox.world.people import DOMAINS, People, cpf_is_valid
+from sandbox.world.people import DOMAINS, People, Person, cpf_is_valid
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 # Runs of digits with the punctuation CPFs and phones are written with, not inside a longer word (a hex
@@ -115,4 +116,26 @@ def leaks(truth: Truth, texts: Iterable[tuple[str, str]]) -> dict[str, list[str]
         hits = truth.found_in(text)
         if hits:
             found.setdefault(where, []).extend(hits[:3])
+    return found
+
+
+def person_traces(person: Person, settings: Any) -> set[str]:
+    """What would betray the person: their raw values, and their pseudonyms where there is a key."""
+    raw = {person.email, person.document, person.phone, person.name}
+    if settings.key is None:
+        return raw
+    return raw | {
+        settings.pseudonym("emails", person.email),
+        settings.pseudonym("documents", person.document),
+        settings.pseudonym("phones", person.phone),
+        settings.pseudonym("names", person.name),
+    }
+
+
+def traces_found(traces: set[str], texts: Any) -> dict[str, str]:
+    found = {}
+    for where, text in texts:
+        for trace in traces:
+            if trace.lower() in text.lower():
+                found[where] = trace
     return found

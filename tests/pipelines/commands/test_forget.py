@@ -17,7 +17,7 @@ from sandbox.running import running_sandbox
 from sandbox.world.people import People, Person
 from sources.platform.privacy import parse_privacy
 from tests.pipelines.cli.test_cli import cli_env, run_cli, warehouse
-from tests.support.privacy_scan import sqlite_texts, warehouse_texts
+from tests.support.privacy_scan import person_traces, sqlite_texts, traces_found, warehouse_texts
 from tests.support.sync_helpers import source_options
 from tests.support.warehouses import MODELS_ONLY
 from tests.support.webhooks import envelope
@@ -49,28 +49,6 @@ def _build_models(folder: Path) -> None:
 def _rows(folder: Path, sql: str) -> list[tuple[Any, ...]]:
     with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as connection:
         return connection.execute(sql).fetchall()
-
-
-def _traces(person: Person, settings: Any) -> set[str]:
-    """What would betray the person: their raw values, and their pseudonyms where there is a key."""
-    raw = {person.email, person.document, person.phone, person.name}
-    if settings.key is None:
-        return raw
-    return raw | {
-        settings.pseudonym("emails", person.email),
-        settings.pseudonym("documents", person.document),
-        settings.pseudonym("phones", person.phone),
-        settings.pseudonym("names", person.name),
-    }
-
-
-def _found(traces: set[str], texts: Any) -> dict[str, str]:
-    found = {}
-    for where, text in texts:
-        for trace in traces:
-            if trace.lower() in text.lower():
-                found[where] = trace
-    return found
 
 
 def _documents_beside(folder: Path, person: Person, settings: Any) -> set[str]:
@@ -137,8 +115,8 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         loaded = run_cli(["webhooks", "load", "--store", str(store)], env, tmp_path)
         assert loaded.returncode == 0, loaded.stdout + loaded.stderr
         _build_models(tmp_path)
-        traces = _traces(person, settings)
-        before = _found(traces, [*warehouse_texts(tmp_path / "warehouse.duckdb"), *sqlite_texts(store)])
+        traces = person_traces(person, settings)
+        before = traces_found(traces, [*warehouse_texts(tmp_path / "warehouse.duckdb"), *sqlite_texts(store)])
         for where in ("platform_raw.sales.buyer__email", "platform_raw.fiscal_documents.client__email",
                       "platform_raw.event_attendees.email", "platform_raw.webhook_events.data",
                       "marts.fct_sales.buyer_email"):  # fmt: skip
@@ -187,12 +165,12 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         assert shown.lower().encode() in before_bytes and shown not in listed
         _build_models(tmp_path)
 
-        after = _found(traces, [*warehouse_texts(tmp_path / "warehouse.duckdb"), *sqlite_texts(store)])
+        after = traces_found(traces, [*warehouse_texts(tmp_path / "warehouse.duckdb"), *sqlite_texts(store)])
         # the kept list holds the person's keyed ids by design (checked below), nothing else does
         assert set(after) <= {"platform_raw._platform_forgotten.forgotten_id"}
         assert [_rows(tmp_path, sql) for sql in MONEY] == money
         # the other person of the webhook store is untouched
-        assert _found(_traces(other, settings), sqlite_texts(store))
+        assert traces_found(person_traces(other, settings), sqlite_texts(store))
 
         requests = _rows(
             tmp_path,
@@ -231,7 +209,7 @@ def test_forget_blanks_the_person_everywhere_and_keeps_them_out(tmp_path: Path, 
         assert again.returncode == 0, again.stdout + again.stderr
         assert "records named people forgotten earlier" in again.stdout + again.stderr
         _build_models(tmp_path)
-        again_found = _found(traces, warehouse_texts(tmp_path / "warehouse.duckdb"))
+        again_found = traces_found(traces, warehouse_texts(tmp_path / "warehouse.duckdb"))
         assert set(again_found) <= {"platform_raw._platform_forgotten.forgotten_id"}
         assert [_rows(tmp_path, sql) for sql in MONEY] == money
 

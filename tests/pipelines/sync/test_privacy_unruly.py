@@ -23,10 +23,16 @@ from sandbox.running import running_sandbox
 from sandbox.world.people import People, Person
 from sources.platform.privacy import parse_privacy
 from tests.pipelines.cli.test_cli import cli_env, run_cli
-from tests.pipelines.commands.test_forget import _found, _traces
 from tests.support.api_people import served_people
 from tests.support.api_truth import ApiTruth
-from tests.support.privacy_scan import Truth, folder_texts, leaks, warehouse_texts
+from tests.support.privacy_scan import (
+    Truth,
+    folder_texts,
+    leaks,
+    person_traces,
+    traces_found,
+    warehouse_texts,
+)
 from tests.support.sync_helpers import source_options
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -50,8 +56,8 @@ def test_no_person_the_unruly_world_served_lands_raw_with_the_option_on(tmp_path
         if run.returncode in (0, 3):
             person = _a_buyer(tmp_path / "warehouse.duckdb")
             forgot = run_cli(["forget", "--email", person.email], env, tmp_path)
-            forgotten_found = _found(
-                _traces(person, SETTINGS), warehouse_texts(tmp_path / "warehouse.duckdb")
+            forgotten_found = traces_found(
+                person_traces(person, SETTINGS), warehouse_texts(tmp_path / "warehouse.duckdb")
             )
             again = run_cli(["sync", "--no-progress", "--rescan"], env, tmp_path)
     output = run.stdout + run.stderr
@@ -77,7 +83,7 @@ def test_no_person_the_unruly_world_served_lands_raw_with_the_option_on(tmp_path
     assert forgot.returncode == 0, forgot.stdout + forgot.stderr
     assert set(forgotten_found) <= {"platform_raw._platform_forgotten.forgotten_id"}, forgotten_found
     assert again.returncode in (0, 3), again.stdout + again.stderr
-    after = _found(_traces(person, SETTINGS), warehouse_texts(tmp_path / "warehouse.duckdb"))
+    after = traces_found(person_traces(person, SETTINGS), warehouse_texts(tmp_path / "warehouse.duckdb"))
     assert set(after) <= {"platform_raw._platform_forgotten.forgotten_id"}, after
 
 
