@@ -31,6 +31,7 @@ import pendulum
 from pipelines.sync.platform_pipeline import sync
 from sandbox.options import catalog_source_options
 from sandbox.running import running_sandbox
+from sources.platform.run_budget import HEADS, NEW_SALES, REVERIFY, THE_REST, WHOLE_SCANS
 
 TIME_SCALE = 600.0
 # The settings of each way of running. The sandbox runs its limits TIME_SCALE times faster, and the budget
@@ -39,7 +40,7 @@ TIME_SCALE = 600.0
 # there the fans and the large lists wait, and only the heads of the lists sent newest first are read.
 MODES: dict[str, dict[str, Any]] = {
     "budget": {},
-    "tight": {"scan_budget_share": 0.1 / TIME_SCALE / 100},
+    "tight": {"scan_budget_share": 0.1 / TIME_SCALE / 100, "details_budget_share": 0.8 / TIME_SCALE / 100},
     "everything": {"rescan_hours": 0},
 }
 FAULTS = "newest_first=list_lesson_comments+list_transfers"
@@ -136,6 +137,9 @@ def run_schedule(hours: float, mode: str, runs: int, seed: int, scale: int) -> d
                         "run": number,
                         "requests": sum(sum(answers.values()) for answers in stats.values()),
                         "requests_by_operation": {op: sum(a.values()) for op, a in stats.items()},
+                        # the run's own split (the summary's "requests by purpose") and its budget
+                        "requests_by_purpose": result.report.spent.split(sum(result.requests.values())),
+                        "budget": result.report.budget.lines() if result.report.budget else [],
                         "failed": sorted(result.report.failed),
                         "not_due": sorted(result.report.not_due),
                         "tables": {
@@ -161,26 +165,35 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "Rows that differ from the API right after each run (missing + extra: a stale row counts in both), "
         "per table, and the requests the run made. `budget`: the default settings; `tight`: the budget "
         "of an account 100 times larger at the spec's rates; `everything`: `rescan_hours = 0`. "
-        "Run 0 is the first sync.",
+        "Run 0 is the first sync. `by purpose`: the run's requests as its summary splits them (whole "
+        "scans / heads / sale details new or changed / re-verification / the rest).",
         "",
     ]
     for one in results:
         tables = list(one["runs"][0]["tables"])
         lines += [f"## every {one['schedule_hours']:g} h, {one['mode']}", ""]
-        lines.append("| run | requests | " + " | ".join(tables) + " |")
-        lines.append("|---|---|" + "---|" * len(tables))
+        lines.append("| run | requests | by purpose | " + " | ".join(tables) + " |")
+        lines.append("|---|---|---|" + "---|" * len(tables))
         for run in one["runs"]:
             cells = [
                 f"{t['missing'] + t['extra']}/{t['rows']}" for t in (run["tables"][name] for name in tables)
             ]
-            lines.append(f"| {run['run']} | {run['requests']:,} | " + " | ".join(cells) + " |")
+            lines.append(
+                f"| {run['run']} | {run['requests']:,} | {_purposes(run)} | " + " | ".join(cells) + " |"
+            )
         last = one["runs"][-1]["tables"]
         lines += ["", "Promises printed by the last run:", ""]
         lines += [
             f"- {name}: {t['refresh']} (stale within {t['stale_within_hours']} h)" for name, t in last.items()
         ]
-        lines.append("")
+        lines += ["", "Budget of the last run:", "", "```", *one["runs"][-1]["budget"], "```", ""]
     return "\n".join(lines)
+
+
+def _purposes(run: dict[str, Any]) -> str:
+    split = run["requests_by_purpose"]
+    named = (WHOLE_SCANS, HEADS, NEW_SALES, REVERIFY, THE_REST)
+    return " / ".join(f"{split.get(purpose, 0):,}" for purpose in named)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,6 +39,10 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
     for operation, count in sorted(result.requests.items()):
         print(f"{operation:40} {count:>12,}", file=out)
     print(f"{'total':40} {sum(result.requests.values()):>12,}", file=out)
+    print(result.report.spent.line(sum(result.requests.values())), file=out)
+    if result.report.budget is not None:
+        for line in result.report.budget.lines():
+            print(line, file=out)
     for operation, (limited, foreign) in sorted(result.report.rate_limited.items()):
         print(
             f"{operation}: {limited:,} answered 429, {foreign:,} of them from another client of this "

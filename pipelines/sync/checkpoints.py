@@ -4,7 +4,8 @@ Sale details are the long part of a run (one request per sale, 30 a minute). The
 passes, each one `pipeline.run` with its own load and state commit: the first pass runs the selected
 resources as one run did, with its sale details cut at `checkpoint_requests`; then passes of `sales`
 alone go on with what the first left pending (the warehouse is the sales ledger, `store_sale_ids.py`),
-`checkpoint_requests` each, until the run's `sales_max_requests` is spent or nothing is left to fetch.
+`checkpoint_requests` each, until the run's budget of sale details (`run_budget.py`) is spent or
+nothing is left to fetch.
 The passes share the run's `RunReport` and, through it, `SalePasses`: a later pass does not request what
 an earlier one did, and the run's budget and re-verification share are the run's, not each pass's.
 
@@ -28,6 +29,7 @@ from dlt.extract import DltSource
 
 from pipelines.sync.load_memory import run_within_memory
 from sources.platform.report import RunReport, SalePasses
+from sources.platform.run_budget import waiting_line
 from sources.platform_client.errors import ConfigurationError
 
 logger = logging.getLogger("platform_sync.pipeline")
@@ -124,11 +126,8 @@ def run_in_passes(
     while passes is not None and _another_pass(passes, report):
         load_info = _one_pass(pipeline, make_source(False), passes, checkpoints, after_pass, options)
     if passes is not None and passes.waiting:
-        budget = report.sale_details_pace.max_requests_per_run if report.sale_details_pace else "?"
-        report.warn(
-            f"{passes.waiting} sale ids wait for the next run "
-            f"(sales_max_requests = {budget} was reached or requests failed)"
-        )
+        budget = report.sale_details_pace.max_requests_per_run if report.sale_details_pace else 0
+        report.warn(waiting_line(passes.waiting, budget))
     return load_info
 
 

@@ -90,7 +90,7 @@ def partial_reasons(coverage: Sequence[Mapping[str, Any]]) -> list[str]:
         )
     every = rows.get(ALL)
     if every is not None and (waiting := every["named"] - every["loaded"] - every["retired"]) > 0:
-        reasons.append(f"{waiting:,} named sales are not fetched yet (sales_max_requests)")
+        reasons.append(f"{waiting:,} named sales are not fetched yet (the run's budget of sale details)")
     return reasons
 
 

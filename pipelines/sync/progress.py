@@ -1,7 +1,7 @@
 """Progress of a sync, per resource: rows extracted, requests made, and a bar with done of total where
 the total is known: the rows a full scan announced (`totalItems` of each list's first page), and for the
 rate-bound sale details the requests the run knows it will make (the new sale ids and the sales that can
-change, within `sales_max_requests`; the total grows while the producers discover ids); with the time
+change, within the run's budget; the total grows while the producers discover ids); with the time
 left at the rate observed, per resource and for the run (the slowest of them).
 
 Four forms, one collector (a dlt collector, so dlt reports rows to it while it extracts; built on dlt's

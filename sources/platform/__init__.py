@@ -39,11 +39,14 @@ from sources.platform.resources.store import SUBSCRIPTIONS
 from sources.platform.resources.store_renewals import pending_renewals
 from sources.platform.resources.store_sale_ids import SaleIdQueue
 from sources.platform.resources.stream import DELETED_AT, DELETED_AT_COLUMN
+from sources.platform.run_budget import run_budget
 from sources.platform.runclock import RUN_STAMPS_KEY, RunClock, latest_stamp
+from sources.platform.scan_budget import RUN_STARTS_KEY
 from sources.platform.settings import (
     DEFAULT_CLOCK_TOLERANCE_SECONDS,
     DEFAULT_COMMUNITY_DAYS,
     DEFAULT_CURSOR_LOOKBACK_MINUTES,
+    DEFAULT_DETAILS_BUDGET_SHARE,
     DEFAULT_FISCAL_LAG_DAYS,
     DEFAULT_FISCAL_WINDOW_DAYS,
     DEFAULT_ITEMS_PER_PAGE,
@@ -73,6 +76,7 @@ from sources.platform.settings import (
     positive_seconds,
     positive_share,
     share,
+    share_up_to_all,
     text_ids,
     uuid_ids,
     whole_number,
@@ -114,6 +118,7 @@ def platform_source(
     cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES,
     clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS,
     renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS,
+    details_budget_share: float = DEFAULT_DETAILS_BUDGET_SHARE,
     rate_limits: Mapping[str, float] | None = None,
     rate_limit_time_scale: float = 1.0,
     max_retries: int = 6,
@@ -144,7 +149,10 @@ def platform_source(
             spec gives no limit (the limiter does not hold it to this).
         run_interval_hours: The interval between scheduled runs; 0 (default): measured from the last
             runs' starts (one hour until two gaps are known).
-        sales_reverify_share: Share of `sales_max_requests` kept each run for re-fetching the known sales
+        details_budget_share: The share of the sale details' and the renewal re-reads' requests between
+            two runs (at their rate limits) that one run spends, each within `sales_max_requests` and
+            `renewals_max_requests` (`run_budget.py`): a run's reads by id end before the next run is due.
+        sales_reverify_share: Share of the run's sale details kept each run for re-fetching the known sales
             verified longest ago, so every known sale is verified again within a bounded number of runs.
         retire_after_not_found: Runs that must each get a 404 for an id (event, student, delivery)
             before it is retired: not requested again, listed in `_platform_retired_ids`. A sale id
@@ -223,6 +231,7 @@ def platform_source(
         cursor_lookback_minutes=non_negative("cursor_lookback_minutes", cursor_lookback_minutes),
         clock_tolerance_seconds=non_negative("clock_tolerance_seconds", clock_tolerance_seconds),
         renewals_max_requests=whole_number("renewals_max_requests", renewals_max_requests),
+        details_budget_share=share_up_to_all("details_budget_share", details_budget_share),
     )
     if client is None:
         client = PlatformClient(
@@ -235,9 +244,16 @@ def platform_source(
             patience=positive_seconds("patience_seconds", patience_seconds),
         )
     run_report = report if report is not None else RunReport()
+    started_at = now() if now is not None else pendulum.now("UTC")
+    if run_report.budget is None:  # a later pass of the run keeps the run's (`pipelines/sync/checkpoints.py`)
+        run_report.budget = run_budget(
+            settings, client.rate_limits.get, client.rate_limit_time_scale, _run_starts(), started_at
+        )
+    budget = run_report.budget
+    run_report.run_interval = budget.interval
     sale_details = STREAMS["sales"].operation
     run_report.sale_details_pace = SaleDetailsPace(
-        settings.sales_max_requests,
+        budget.sale_details.per_run,
         client.rate_limits.get(sale_details),
         lambda: client.schedule(sale_details),
     )
@@ -249,7 +265,6 @@ def platform_source(
             if stats.rate_limited
         }
     )
-    started_at = now() if now is not None else pendulum.now("UTC")
     run_report.run_clock = RunClock(
         started_at,
         client.server_time,
@@ -265,11 +280,21 @@ def platform_source(
         records=RecordReader(settings.strict, run_report.departures, client.redact),
         streams=STREAMS,
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
-        renewals=pending_renewals(SUBSCRIPTIONS.name, settings.renewals_max_requests),
+        renewals=pending_renewals(SUBSCRIPTIONS.name, budget.renewals.per_run),
     )
     scrubber = Scrubber(parse_privacy(privacy, privacy_key), forgotten_from_destination)
     run_report.privacy = scrubber
     return [_resource(ctx, stream, scrubber) for stream in STREAMS.values()]
+
+
+def _run_starts() -> list[str]:
+    """The starts of the last runs, as the source state keeps them (`scan_budget.RUN_STARTS_KEY`); none
+    when no pipeline is active."""
+    try:
+        state = dlt.current.source_state()
+    except PipelineStateNotAvailable:
+        return []
+    return [str(stamp) for stamp in state.get(RUN_STARTS_KEY, [])]
 
 
 def _earlier_stamp() -> datetime | None:

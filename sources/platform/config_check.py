@@ -59,6 +59,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "max_retries": ("a whole number", "max_retries = 6"),
     "patience_seconds": ("a number of seconds", "patience_seconds = 300"),
     "scan_budget_share": ("a number from 0 to less than 1", "scan_budget_share = 0.1"),
+    "details_budget_share": ("a number above 0 and at most 1", "details_budget_share = 0.8"),
     "unlisted_rate_limit": ("a number of requests per minute", "unlisted_rate_limit = 60"),
     "run_interval_hours": ("a number of hours", "run_interval_hours = 1"),
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pendulum
@@ -114,7 +114,7 @@ def table_freshness(
         if name == "sales":
             known = verification[0] if verification is not None else 0
             row.update(_sales_backlog(source_state.get("resources", {}).get("sales", {}), report, known))
-            row.update(_sales_cycle(report.sales_cycle, verification))
+            row.update(_sales_cycle(report.sales_cycle, verification, report.run_interval))
             if row["reverify_cycle_runs"] is not None and report.run_interval is not None:
                 # a change to a known sale waits for its re-verification, at most one cycle
                 cycle = row["reverify_cycle_runs"] * report.run_interval.total_seconds() / 3600
@@ -148,10 +148,12 @@ def _sales_backlog(sales_state: Mapping[str, Any], report: RunReport, known: int
 
 
 def _sales_cycle(
-    cycle: SalesCycle | None, verification: tuple[int, datetime | None] | None
+    cycle: SalesCycle | None,
+    verification: tuple[int, datetime | None] | None,
+    interval: timedelta | None,
 ) -> dict[str, Any]:
     """How often every known sale is fetched again: the cycle's share per run, in runs and in days at
-    the interval between this run and the previous one."""
+    the run's interval (`run_budget.RunBudget.interval`, the one every budget of the run is set by)."""
     known, oldest = verification if verification is not None else (None, None)
     row: dict[str, Any] = {"known_records": known, "oldest_verified_at": oldest}
     if cycle is None:
@@ -161,9 +163,8 @@ def _sales_cycle(
     if cycle.per_run and known is not None:
         runs = max(1, math.ceil(known / cycle.per_run))
         row["reverify_cycle_runs"] = runs
-        if cycle.previous_run_at is not None:
-            interval = (cycle.run_at - cycle.previous_run_at).total_seconds()
-            row["reverify_cycle_days"] = runs * interval / 86400
+        if interval is not None:
+            row["reverify_cycle_days"] = runs * interval.total_seconds() / 86400
     return row
 
 
@@ -204,7 +205,7 @@ def freshness_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
             runs = row["not_fetched_runs"]
             lines.append(
                 f"{row['table_name']}: {row['not_fetched']:,} discovered records not fetched yet{eta}, "
-                f"{runs} more run{'s' if runs != 1 else ''} at sales_max_requests"
+                f"{runs} more run{'s' if runs != 1 else ''} at the run's budget of sale details"
             )
     return lines
 

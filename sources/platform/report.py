@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from sources.platform.departures import DepartureLog
 from sources.platform.retired import Retirements
+from sources.platform.run_budget import RequestSplit, RunBudget
 from sources.platform.seen_keys import SeenKeys
 
 if TYPE_CHECKING:
@@ -48,16 +49,15 @@ class SaleDetailsPace:
 class SalesCycle:
     """The re-verification cycle of known sales in this run (`sales_reverify_share`)."""
 
-    per_run: int  # requests kept for the cycle: ceil(share x sales_max_requests)
+    per_run: int  # requests kept for the cycle: ceil(share x the run's sale details), `run_budget.py`
     run_at: datetime  # this run's start
-    previous_run_at: datetime | None  # the start of the previous run that read `sales`, if any
     reverified: int = 0  # sales fetched by the cycle alone in this run
 
 
 @dataclass
 class SalePasses:
     """A run loaded in passes (checkpoints, `pipelines/sync/checkpoints.py`): each pass is one load with
-    its state, and fetches at most `checkpoint` sale details of the run's `sales_max_requests`. What the
+    its state, and fetches at most `checkpoint` sale details of the run's budget (`run_budget.py`). What the
     passes so far did, so that the next one goes on from there instead of repeating it."""
 
     checkpoint: int  # sale details per pass
@@ -100,7 +100,9 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
     scans: dict[str, ScanSchedule] = field(default_factory=dict)  # the full-scan resources' schedules
-    run_interval: timedelta | None = None  # between runs, as the full scans' schedule took it (`rescan.py`)
+    run_interval: timedelta | None = None  # between runs, as the run's budget took it (`run_budget.py`)
+    budget: RunBudget | None = None  # the run's requests by purpose, decided before the first
+    spent: RequestSplit = field(default_factory=RequestSplit)  # what the run spent per purpose
     sale_details_pace: SaleDetailsPace | None = None
     sales_cycle: SalesCycle | None = None  # set by `sales` when it runs
     changed_sales: int = 0  # known sales found changed (their fiscal documents are read again)

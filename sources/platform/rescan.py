@@ -32,6 +32,7 @@ from sources.platform.records import key_paths
 from sources.platform.report import ScanSchedule
 from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
+from sources.platform.run_budget import HEADS, WHOLE_SCANS, RequestSplit
 from sources.platform.scan_budget import RUN_STARTS_KEY, Budget, Plan, note_run_start, operation_cost, plan
 from sources.platform.scan_budget import run_interval as measured_run_interval
 from sources.platform.seen_keys import SeenKeys
@@ -80,12 +81,14 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
         schedule = with_heads(schedule)
         ctx.report.schedule_scan(stream.name, _scheduled(schedule, last_scan))
         head = head_order(stream, heads)
-        yield from read_head(ctx, stream, heads, head)
+        yield from read_head(
+            replace(ctx, client=CountingClient(ctx.client, ctx.report.spent, HEADS)), stream, heads, head
+        )
         ctx.report.mark_not_due(
             stream.name, f"{not_due_reason(last_scan, schedule)}; its head read: {head.records:,} records"
         )
         return
-    counting = CountingClient(ctx.client)
+    counting = CountingClient(ctx.client, ctx.report.spent, WHOLE_SCANS)
     # The copy shares the context's sets, queue and lock; a full scan produces no sale ids, so it never
     # rebinds the pending ids that `commit_pending_sales` swaps.
     keys = SeenKeys() if marks_deletions(ctx, stream) else None  # 8 bytes a record (`seen_keys.py`)
@@ -117,11 +120,15 @@ def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int], star
     operation = stream.operation
     same = [name for name, other in STREAMS.items() if other.full_scan and other.operation == operation]
     rate = ctx.client.rate_limits.get(stream.operation) or settings.unlisted_rate_limit
-    interval, _ = measured_run_interval(starts, settings.run_interval_hours)
-    ctx.report.run_interval = interval
-    budget = Budget(settings.scan_budget_share, settings.rescan_hours, settings.rescan_hours_by_resource)
+    budget = ctx.report.budget  # the run's (`run_budget.py`): one interval for every purpose
+    interval = (
+        budget.interval
+        if budget is not None
+        else measured_run_interval(starts, settings.run_interval_hours)[0]
+    )
+    shares = Budget(settings.scan_budget_share, settings.rescan_hours, settings.rescan_hours_by_resource)
     cost = operation_cost(costs, stream.name, same)
-    return plan(stream.name, cost, rate * ctx.client.rate_limit_time_scale, interval, budget)
+    return plan(stream.name, cost, rate * ctx.client.rate_limit_time_scale, interval, shares)
 
 
 def with_heads(schedule: Plan) -> Plan:
@@ -188,11 +195,14 @@ class CountingClient(PlatformClient):
     product snapshots walk `list_products` while `products` does). A page is one request; retries of a
     request are not counted, nor a page asked again (the same operation, parameters and page number,
     as a walk made again because the list moved asks), as they are no part of what the scan needs.
+    Every request, a page asked again included, is also spent on the run's `purpose` (`RequestSplit`).
     """
 
-    def __init__(self, client: PlatformClient) -> None:  # a view of `client`: no super().__init__
-        self._client = client
+    def __init__(self, client: PlatformClient, split: RequestSplit, purpose: str) -> None:
+        self._client = client  # a view of `client`: no super().__init__
         self._asked: set[tuple[object, ...]] = set()
+        self._split = split
+        self._purpose = purpose
 
     @property
     def requests(self) -> int:
@@ -201,6 +211,7 @@ class CountingClient(PlatformClient):
 
     def count(self, operation_name: str, *parts: object) -> None:
         """Count one request of the scan, unless the same one was counted already."""
+        self._split.spend(self._purpose)
         self._asked.add((operation_name, *(_frozen(part) for part in parts)))
 
     def request(

@@ -213,7 +213,7 @@ class SaleRetirements:
             more = " more" if retired else ""
             parts.append(
                 f"{_sale_ids(waiting, more)} answered 404 once and asked again in a later run before "
-                f"retiring (unknown_ids_share = {share:g} of sales_max_requests)"
+                f"retiring (unknown_ids_share = {share:g} of the run's sale details)"
             )
         return "; ".join(parts)
 

@@ -80,6 +80,12 @@ def run_interval(starts: Sequence[str], configured_hours: float) -> tuple[timede
     return max(median, MIN_MEASURED_INTERVAL), True
 
 
+def allowance(rate_per_minute: float, interval: timedelta, share: float) -> int:
+    """The requests a purpose may spend of an operation in one run: `share` of what its rate allows
+    between two runs, `share x rate x interval` (the same arithmetic for every purpose, `run_budget.py`)."""
+    return math.floor(round(rate_per_minute * interval.total_seconds() / 60 * share, 9))
+
+
 def operation_cost(costs: Mapping[str, int], resource: str, same_operation: Sequence[str]) -> int | None:
     """The requests the full scans spending `resource`'s operation made at their last complete scans
     (None while `resource` has none)."""
@@ -107,9 +113,9 @@ def plan(
         return Plan(timedelta(0), 1, "read every run (rescan_hours = 0)", interval)
     if cost is None:
         return Plan(timedelta(0), 1, "read this run; then as its cost allows", interval)
-    if budget.share > 0:
-        needed = timedelta(minutes=cost / (rate_per_minute * budget.share))
-        runs = max(1, math.ceil(needed / interval)) if interval > timedelta(0) else 1
+    per_run = allowance(rate_per_minute, interval, budget.share) if budget.share > 0 else 0
+    if per_run > 0:
+        runs = max(1, math.ceil(cost / per_run))
         if runs == 1:
             return Plan(timedelta(0), 1, "read every run", interval)
         every = interval * (runs - 0.5)

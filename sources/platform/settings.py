@@ -41,6 +41,9 @@ DEFAULT_RESCAN_HOURS = 6.0
 DEFAULT_CURSOR_LOOKBACK_MINUTES = 30.0
 DEFAULT_CLOCK_TOLERANCE_SECONDS = 300.0
 DEFAULT_RENEWALS_MAX_REQUESTS = 200
+# Share of a by-id operation's requests between two runs that one run may spend on it (sale details,
+# renewal re-reads), each within its cap (`sales_max_requests`, `renewals_max_requests`; `run_budget.py`).
+DEFAULT_DETAILS_BUDGET_SHARE = 0.8
 # A full scan whose last complete read made at most this many requests is read on every run (`rescan.py`).
 DEFAULT_SCAN_BUDGET_SHARE = 0.1  # of each operation's requests (and time) between two runs (`scan_budget.py`)
 DEFAULT_UNLISTED_RATE_LIMIT = 60.0  # requests per minute assumed of an operation the spec gives no limit
@@ -96,6 +99,7 @@ class SourceSettings:
     cursor_lookback_minutes: float = DEFAULT_CURSOR_LOOKBACK_MINUTES
     clock_tolerance_seconds: float = DEFAULT_CLOCK_TOLERANCE_SECONDS
     renewals_max_requests: int = DEFAULT_RENEWALS_MAX_REQUESTS
+    details_budget_share: float = DEFAULT_DETAILS_BUDGET_SHARE
 
 
 def parse_start_date(value: str | datetime, now: datetime | None = None) -> datetime:
@@ -219,6 +223,15 @@ def positive_share(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
         raise ConfigurationError(
             f"{name} must be a number above 0 and below 1, e.g. 0.1 for a tenth; got {value!r}"
+        )
+    return float(value)
+
+
+def share_up_to_all(name: str, value: float) -> float:
+    """A share of a budget that may be all of it: more than 0 and at most 1."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ConfigurationError(
+            f"{name} must be a number above 0 and at most 1, e.g. 0.8 for four fifths; got {value!r}"
         )
     return float(value)
 

@@ -4,8 +4,9 @@ The API changes a subscription's charges and due dates at its renewal without mo
 the payment, so the update filter of `list_subscriptions` does not show the change for a while. Each
 subscription row says when it was read (`_platform_read_at`, the start of that run by the API's clock);
 a row whose `recurrence.nextDueDate` is later than that read and not later than the start of this run
-was read before its renewal, and is read again, earliest due first, at most `renewals_max_requests` a
-run. Its new row is stamped with this run's time, so it is read once per due date.
+was read before its renewal, and is read again, earliest due first, within the run's budget of renewal
+re-reads (`run_budget.py`: a share of the operation's requests between two runs, at most
+`renewals_max_requests`). Its new row is stamped with this run's time, so it is read once per due date.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import dlt
 
 from sources.platform.fastpath.batches import Rows
+from sources.platform.run_budget import RENEWAL_READS, RENEWALS
 from sources.platform_client.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -29,7 +31,6 @@ logger = logging.getLogger("platform_sync.source")
 READ_AT = "_platform_read_at"
 READ_AT_COLUMN: dict[str, Any] = {"data_type": "timestamp", "timezone": True, "nullable": True}
 DUE_COLUMN = "recurrence__next_due_date"
-RENEWALS_OPERATION = "subscription_details"
 _BATCH = 100
 
 
@@ -44,8 +45,10 @@ def read_renewals(ctx: SourceContext, stream: Stream, read_in_this_run: Set[str]
     now = read_time(ctx)
     due = [sid for sid, due_at in ctx.renewals if _utc(due_at) <= now and sid not in read_in_this_run]
     batch: Rows = []
-    wanted = due[: ctx.settings.renewals_max_requests]
-    for _, answer in ctx.client.each(RENEWALS_OPERATION, wanted, lambda sid: {"id": sid}):
+    budget = ctx.report.budget
+    wanted = due[: budget.renewals.per_run if budget is not None else ctx.settings.renewals_max_requests]
+    for _, answer in ctx.client.each(RENEWALS, wanted, lambda sid: {"id": sid}):
+        ctx.report.spent.spend(RENEWAL_READS)
         try:
             record = answer.result()
         except NotFoundError:

@@ -3,7 +3,8 @@
 Ids arrive while the resources that discover them run (`store_sale_ids.py`), so the rate-limited sale
 requests overlap with everything else instead of waiting for it.
 
-Each run spends at most `sales_max_requests` requests, in this order: ids announced by webhooks since
+Each run spends at most its budget of sale details (`run_budget.py`: a share of what the rate limit
+allows between two runs, at most `sales_max_requests`), in this order: ids announced by webhooks since
 the last run (table `webhook_events`, loaded by `platform-sync webhooks load`), ids left over from
 earlier runs and those the warehouse names, the new ids the producers discover, then (once the producers
 are done) sales whose status can still change (not final, or paid within the refund window), least
@@ -25,12 +26,10 @@ again (`financial_followups.py`).
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import datetime
 from typing import Any
 
 import dlt
@@ -50,6 +49,7 @@ from sources.platform.resources.store_sale_ids import (
 )
 from sources.platform.resources.stream import Stream
 from sources.platform.retired import SaleRetirements
+from sources.platform.run_budget import NEW_SALES, REVERIFY, UNKNOWN_IDS, budget_share, waiting_line
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import (
     AuthenticationError,
@@ -255,25 +255,14 @@ class SaleFetcher:
 
 def read_sales(ctx: SourceContext, stream: Stream) -> Iterator[Rows]:
     """Sale details of the ids the other resources discover, of those kept from earlier runs, of the
-    sales that can still change and of the re-verification cycle, within `sales_max_requests`."""
+    sales that can still change and of the re-verification cycle, within the run's budget
+    (`run_budget.py`)."""
     changed: list[str] = []  # known sales that differ from their loaded row
     try:
         yield from _read_sales(ctx, stream, changed)
     finally:
         ctx.report.changed_sales += len(changed)  # over the run's passes
         ctx.documents_due.close(changed)  # their fiscal documents are read again (`financial_followups.py`)
-
-
-def reverify_reserve(share: float, budget: int) -> int:
-    """The requests of a run's budget kept for the re-verification cycle: ceil(share x budget), leaving
-    at least one to the new ids."""
-    return budget_share(share, budget)
-
-
-def budget_share(share: float, budget: int) -> int:
-    """ceil(share x budget) requests of a run's budget, leaving at least one to the new ids (the cycle's
-    reserve, `sales_reverify_share`; the ids on probation's allowance, `unknown_ids_share`)."""
-    return min(math.ceil(round(share * budget, 9)), budget - 1) if share > 0 else 0
 
 
 def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Iterator[Rows]:
@@ -306,12 +295,16 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         keep_pending_sale_ids(state, [*announced, *carried, *drain(ctx.sale_ids, ledger.known)])
         ctx.report.skip(stream.name, scope_message(stream, missing))
         return
-    budget = settings.sales_max_requests
-    reserve = reverify_reserve(settings.sales_reverify_share, budget)
+    # The run's sale details and the cycle's share of them (`run_budget.py`).
+    if ctx.report.budget is not None:
+        budget, reserve = ctx.report.budget.sale_details.per_run, ctx.report.budget.reverify
+    else:  # a context built without the source function (tests of the reader alone)
+        budget = settings.sales_max_requests
+        reserve = budget_share(settings.sales_reverify_share, budget)
     passes = ctx.report.sale_passes  # a run in passes: this one within its checkpoint (`SalePasses`)
     cycle = passes.cycle if passes is not None and passes.cycle is not None else None
     if cycle is None:
-        cycle = SalesCycle(reserve, ctx.snapshot_at, _previous_run(state.get(RUN_STARTED_KEY)))
+        cycle = SalesCycle(reserve, ctx.snapshot_at)
     ctx.report.sales_cycle = cycle
     state[RUN_STARTED_KEY] = cycle.run_at.isoformat()
     on_planned = _planned_within(ctx.report.plan_sale_details, 0, budget)
@@ -319,7 +312,7 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         passes.cycle = cycle
         run_budget = budget
         budget, reserve = passes.plan(
-            budget, reserve, lambda pass_budget: reverify_reserve(settings.sales_reverify_share, pass_budget)
+            budget, reserve, lambda pass_budget: budget_share(settings.sales_reverify_share, pass_budget)
         )
         on_planned = _planned_within(ctx.report.plan_sale_details, passes.spent, run_budget)
     fetcher = SaleFetcher(
@@ -373,16 +366,17 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         unknown.keep(state)
         if passes is not None:
             passes.passed(fetcher.requested, budget, fetcher.spent, reserve, fetcher.reverified)
+        spent = ctx.report.spent
+        spent.spend(NEW_SALES, fetcher.spent - fetcher.reverified - fetcher.probed)
+        spent.spend(REVERIFY, fetcher.reverified)
+        spent.spend(UNKNOWN_IDS, fetcher.probed)
     if line := unknown.summary_line(settings.unknown_ids_share):
         ctx.report.warn(line)
     waiting = len(fetcher.left_over) + fetcher.configured_left
     if passes is not None:
         passes.waiting = waiting  # said once the run's last pass is done (`pipelines/sync/checkpoints.py`)
     elif waiting:
-        ctx.report.warn(
-            f"{waiting} sale ids wait for the next run "
-            f"(sales_max_requests = {settings.sales_max_requests} was reached or requests failed)"
-        )
+        ctx.report.warn(waiting_line(waiting, budget))
 
 
 def _planned_within(
@@ -393,13 +387,6 @@ def _planned_within(
     it: the demo's progress said "0m03s left" of a pass while the run had minutes of passes to go (issue
     51: the ETA is the run's). `final`: the producers of sale ids are done, so it grows no more."""
     return lambda ahead, final: plan(done + min(max(run_budget - done, 0), ahead), final)
-
-
-def _previous_run(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None
 
 
 SALES = Stream(

@@ -250,6 +250,6 @@ def test_the_freshness_table_says_what_each_run_read_and_what_waits(tmp_path):
     waiting = pendulum.duration(minutes=math.ceil(sales["not_fetched"] / 30)).in_words(locale="en")
     assert (
         f"  sales: {sales['not_fetched']:,} discovered records not fetched yet: {waiting} of requests at "
-        f"the rate limit, {sales['not_fetched_runs']} more runs at sales_max_requests"
+        f"the rate limit, {sales['not_fetched_runs']} more runs at the run's budget of sale details"
     ) in summary.splitlines()
     assert "full scans read every run (requests a scan): products (" in summary

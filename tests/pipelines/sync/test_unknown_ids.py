@@ -154,7 +154,7 @@ def test_what_the_share_cannot_confirm_waits_on_probation_and_retires_by_the_sec
     assert len(first.report.retired_now) == 500
     assert first.report.warnings == [
         f"500 {LINE}; 490 more sale ids answered 404 once and asked again in a later run before retiring "
-        "(unknown_ids_share = 0.25 of sales_max_requests)"
+        "(unknown_ids_share = 0.25 of the run's sale details)"
     ]
     # the 490 on probation: one text of ids in the sales state, 10 bytes and a newline each
     probation = pipeline.state["sources"]["platform"]["resources"]["sales"]["on_probation"]
@@ -197,9 +197,9 @@ def test_the_sales_producers_discover_go_before_the_configured_unknown_ids(fast_
     assert result.report.retired_now == []
     assert result.report.warnings == [
         f"{300 - discovered} sale ids answered 404 once and asked again in a later run before retiring "
-        "(unknown_ids_share = 0.1 of sales_max_requests)",
-        f"{1_000 - (300 - discovered)} sale ids wait for the next run "
-        "(sales_max_requests = 300 was reached or requests failed)",
+        "(unknown_ids_share = 0.1 of the run's sale details)",
+        f"{1_000 - (300 - discovered)} sale ids wait for the next run (the run's budget of 300 sale "
+        "details was spent or requests failed; the summary's budget lines say how it was set)",
     ]
 
 

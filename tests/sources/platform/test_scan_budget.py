@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sources.platform.rescan import CountingClient, is_due
+from sources.platform.run_budget import PURPOSES, THE_REST, WHOLE_SCANS, RequestSplit
 from sources.platform.scan_budget import (
     DEFAULT_RUN_INTERVAL,
     KEPT_RUN_STARTS,
@@ -113,12 +114,15 @@ class FakeClient:
 
 def test_a_scan_costs_its_distinct_requests_not_its_walks_again() -> None:
     fake = FakeClient()
-    counting = CountingClient(fake)  # type: ignore[arg-type]
+    split = RequestSplit()
+    counting = CountingClient(fake, split, WHOLE_SCANS)  # type: ignore[arg-type]
     assert len(list(counting.paginate("list_transfers", None, {"status": "x"}))) == 6
     assert (fake.sent, counting.requests) == (6, 3)
     for product in (1, 2, 1):
         counting.request("product_campaigns", {"product_id": product})
     assert counting.requests == 5
+    # what the run spent: every request, the pages asked again included
+    assert split.split(total=12) == {**dict.fromkeys(PURPOSES, 0), WHOLE_SCANS: 9, THE_REST: 3}
 
 
 @pytest.mark.parametrize("share", [0.5, 0.05])

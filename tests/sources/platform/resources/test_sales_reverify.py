@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sources.platform.resources.store_sale_ids import SaleLedger
-from sources.platform.resources.store_sales import SaleFetcher, reverify_reserve
+from sources.platform.resources.store_sales import SaleFetcher
+from sources.platform.run_budget import budget_share
 from tests.sources.platform.resources.test_sales_fetcher import FakeSalesClient, closed_queue, run, sale
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
@@ -49,7 +50,7 @@ def test_a_sale_has_changed_when_its_status_or_update_time_differs() -> None:
     [(0.1, 5000, 500), (0.1, 20, 2), (0.25, 7, 2), (0.01, 10, 1), (0, 10, 0), (0.5, 1, 0), (0.9, 2, 1)],
 )
 def test_the_cycle_keeps_the_ceiling_of_its_share(share: float, budget: int, reserve: int) -> None:
-    assert reverify_reserve(share, budget) == reserve
+    assert budget_share(share, budget) == reserve
 
 
 def test_new_ids_get_the_budget_but_the_reserve_which_goes_to_the_sales_verified_longest_ago() -> None:

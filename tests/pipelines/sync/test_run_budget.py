@@ -1,0 +1,112 @@
+"""The run's budget on the real sync (issue 47): the sale details of a run are a share of what their rate
+limit allows between two runs, at most `sales_max_requests`; the re-verification cycle is its share of
+that; the summary says how the budget was set and what the run spent per purpose.
+
+Against the sandbox on loopback, its rate-limit windows 6,000 times shorter than the real API's. The
+budget is arithmetic on the settings (`details_budget_share`, the rate, the time scale and the interval),
+not on the clock, so every count below is the same on any machine."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterator
+
+import pytest
+
+from pipelines.cli.summary import print_summary
+from pipelines.sync.platform_pipeline import sync
+from sandbox.running import SandboxHandle, running_sandbox
+from sources.platform.rescan import SCAN_COSTS_KEY
+from sources.platform.run_budget import (
+    HEADS,
+    NEW_SALES,
+    RENEWAL_READS,
+    REVERIFY,
+    THE_REST,
+    UNKNOWN_IDS,
+    WHOLE_SCANS,
+)
+from tests.pipelines.sync.test_rescan import requests_by_operation
+from tests.support.sync_helpers import E2E_SCALE, query, source_options
+
+FAST = 6000.0
+SHARE = 0.00001  # of 30 x 6,000 a minute for one hour: 108 sale details a run
+BUDGET = 108
+RESERVE = math.ceil(0.1 * BUDGET)  # sales_reverify_share 0.1: 11
+
+
+@pytest.fixture
+def fast_sandbox() -> Iterator[SandboxHandle]:
+    with running_sandbox(seed=3, scale=E2E_SCALE, time_scale=FAST) as handle:
+        yield handle
+
+
+def options(sandbox: SandboxHandle) -> dict[str, object]:
+    return source_options(
+        sandbox,
+        sandbox.token(),
+        rate_limit_time_scale=FAST,
+        rate_limits={"sale_details": 30},
+        details_budget_share=SHARE,
+        run_interval_hours=1,
+    )
+
+
+def summary(result: object) -> list[str]:
+    out = io.StringIO()
+    print_summary(result, out)  # type: ignore[arg-type]
+    return out.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("checkpoint", ["0", "50"])
+def test_the_sale_details_of_a_run_are_its_budget_and_the_summary_splits_its_requests(
+    fast_sandbox: SandboxHandle, make_pipeline, monkeypatch: pytest.MonkeyPatch, checkpoint: str
+) -> None:
+    """400 sales to find and a budget of 108: each run asks 108 sale details, in one pass or in passes
+    of 50 (the budget is the run's, not each pass's); the second run keeps 11 of them for the cycle."""
+    monkeypatch.setenv("SYNC__CHECKPOINT_REQUESTS", checkpoint)
+    pipeline = make_pipeline()
+    fast_sandbox.reset_stats()
+    first = sync(pipeline, source_options=options(fast_sandbox))
+    asked = requests_by_operation(fast_sandbox)
+    assert asked["sale_details"] == BUDGET
+    assert len(query(pipeline, "select id from sales")) == BUDGET
+    total = sum(first.requests.values())
+    asked.pop("token_exchange")  # the test's own, for the run's token
+    assert first.requests == asked  # every try the client made, as the API counted them
+    costs = pipeline.state["sources"]["platform"][SCAN_COSTS_KEY]
+    # Nothing moved under the walks: the whole scans spent what they cost, the sale details the budget,
+    # none of it on the cycle (no sale was known); the rest is the incremental lists and windows.
+    split = first.report.spent.split(total)
+    assert split == {
+        WHOLE_SCANS: sum(costs.values()),
+        HEADS: 0,
+        NEW_SALES: BUDGET,
+        REVERIFY: 0,
+        UNKNOWN_IDS: 0,
+        RENEWAL_READS: 0,
+        THE_REST: total - sum(costs.values()) - BUDGET,
+    }
+    lines = summary(first)
+    assert "requests by purpose: " + ", ".join(f"{k} {v:,}" for k, v in split.items()) in lines
+    assert (
+        f"  sale details: {BUDGET} sale_details (1e-05 x 30/min x 6000 (rate_limit_time_scale) x 1 h = "
+        f"{BUDGET}; sales_max_requests = 5,000; the budget binds); of them {RESERVE} for the re-verification "
+        f"cycle (sales_reverify_share), up to {RESERVE} for unknown ids (unknown_ids_share), the rest for "
+        "new and changed sales"
+    ) in lines
+    assert any(line.startswith("budget: runs 1 h apart (run_interval_hours)") for line in lines)
+    assert any(f"the run's budget of {BUDGET} sale details was spent" in w for w in first.report.warnings)
+
+    fast_sandbox.reset_stats()
+    second = sync(pipeline, source_options=options(fast_sandbox))
+    assert requests_by_operation(fast_sandbox)["sale_details"] == BUDGET
+    split = second.report.spent.split(sum(second.requests.values()))
+    assert (split[NEW_SALES], split[REVERIFY]) == (BUDGET - RESERVE, RESERVE)
+    assert len(query(pipeline, "select id from sales")) == 2 * BUDGET - RESERVE
+    sales = next(row for row in second.freshness if row["table_name"] == "sales")
+    # the cycle at this schedule, by the same interval the budget was set by
+    runs = math.ceil(sales["known_records"] / RESERVE)
+    assert (sales["reverify_cycle_runs"], sales["reverify_cycle_days"]) == (runs, runs / 24)
+    assert sales["stale_within_hours"] == runs
