@@ -28,6 +28,7 @@ from sources.platform.run_budget import (
     WHOLE_SCANS,
 )
 from tests.pipelines.sync.test_rescan import requests_by_operation
+from tests.support.cli import cli_env, run_cli
 from tests.support.sync_helpers import E2E_SCALE, query, source_options
 
 FAST = 6000.0
@@ -110,3 +111,27 @@ def test_the_sale_details_of_a_run_are_its_budget_and_the_summary_splits_its_req
     runs = math.ceil(sales["known_records"] / RESERVE)
     assert (sales["reverify_cycle_runs"], sales["reverify_cycle_days"]) == (runs, runs / 24)
     assert sales["stale_within_hours"] == runs
+
+
+def test_the_command_prints_the_budget_and_the_split_and_exits_0(
+    fast_sandbox: SandboxHandle, tmp_path
+) -> None:
+    """`platform-sync sync` itself: the budget binds (its ids wait for the next run, which is no failure),
+    and stdout says how it was set and what the run spent on what."""
+    env = cli_env(tmp_path, options(fast_sandbox))
+    env["SYNC__CHECKPOINT_REQUESTS"] = "0"
+    fast_sandbox.reset_stats()
+    result = run_cli(["sync", "--no-progress"], env, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert requests_by_operation(fast_sandbox)["sale_details"] == BUDGET
+    lines = result.stdout.splitlines()
+    split = next(line for line in lines if line.startswith("requests by purpose: "))
+    assert f"{NEW_SALES} {BUDGET}, {REVERIFY} 0, {UNKNOWN_IDS} 0, {RENEWAL_READS} 0" in split
+    assert (
+        "budget: runs 1 h apart (run_interval_hours); each operation's requests between two runs, at its "
+        "rate limit, are shared out:" in lines
+    )
+    assert any(line.startswith(f"  sale details: {BUDGET} sale_details (") for line in lines)
+    assert any(line.startswith("  renewal re-reads: 200 subscription_details (") for line in lines)
+    assert any(f"the run's budget of {BUDGET} sale details was spent" in line for line in lines)
+    assert "Traceback" not in result.stderr
