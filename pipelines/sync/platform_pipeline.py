@@ -30,6 +30,7 @@ from pipelines.sync.parallelism import parallel_normalize
 from pipelines.sync.privacy_guard import check_privacy
 from pipelines.sync.progress import SyncProgress
 from pipelines.sync.root_keys import add_root_keys
+from pipelines.sync.run_history import recent_run_starts
 from pipelines.sync.state_check import follow_the_warehouse
 from pipelines.sync.working_folder import (
     adopt_legacy_folder,
@@ -238,6 +239,8 @@ def sync(
     # runs table's).
     pipeline.activate()
     options = dict(source_options or {})
+    # the interval between runs, from the run records (failed runs included), for the run's budget
+    options.setdefault("run_starts", recent_run_starts(pipeline))
     source = platform_source(report=report, **options)
     if selected:
         source = source.with_resources(*selected)

@@ -31,12 +31,12 @@ import dlt
 from pipelines.sync.companion import companion_pipeline, run_companion
 from pipelines.sync.coverage import COVERAGE_COLUMNS, COVERAGE_TABLE
 from pipelines.sync.platform_pipeline import SyncResult
+from pipelines.sync.run_history import RUNS_TABLE
 from sources.platform.freshness import FRESHNESS_COLUMNS, FRESHNESS_TABLE
 from sources.platform.resources import STREAMS
 
 logger = logging.getLogger("platform_sync.runs")
 
-RUNS_TABLE = "_platform_sync_runs"
 RUNS_PIPELINE = "platform_sync_runs"
 STATUSES = ("loaded", "not_due", "skipped", "failed")
 RUNS_COLUMNS: dict[str, Any] = {

@@ -132,6 +132,7 @@ def platform_source(
     client: PlatformClient | None = None,
     report: RunReport | None = None,
     now: Callable[[], datetime] | None = None,
+    run_starts: Sequence[str] | None = None,
 ) -> list[DltResource]:
     """All resources of the platform's API. Ids the API cannot list come from config.
 
@@ -188,6 +189,9 @@ def platform_source(
         report: Collects skipped and failed resources of this run; the command line reads it.
         now: The run's start by a clock of the caller's (a benchmark's schedule, a test's fake clock)
             instead of ours; code only, like `client` and `report`.
+        run_starts: The ISO starts of the last runs from the run records (`_platform_sync_runs`, read
+            by the pipeline), which set the interval between runs of the run's budget; None: the starts
+            the source state keeps (only runs whose load committed). Code only.
     """
     # Before anything else: a misspelled key would otherwise be ignored, a string walked as a list.
     check_source_config(inspect.signature(platform_source).parameters, STREAMS)
@@ -247,7 +251,12 @@ def platform_source(
     started_at = now() if now is not None else pendulum.now("UTC")
     if run_report.budget is None:  # a later pass of the run keeps the run's (`pipelines/sync/checkpoints.py`)
         run_report.budget = run_budget(
-            settings, client.rate_limits.get, client.rate_limit_time_scale, _run_starts(), started_at
+            settings,
+            client.rate_limits.get,
+            client.rate_limit_time_scale,
+            list(run_starts) if run_starts else _run_starts(),
+            started_at,
+            from_records=bool(run_starts),
         )
     budget = run_report.budget
     run_report.run_interval = budget.interval

@@ -29,7 +29,7 @@ READ_ELSEWHERE = frozenset({"auth_url", "client_id", "client_secret", "redirect_
 FUNCTION_SECTION = "platform_source"
 SECRETS = frozenset({"access_token", "client_secret", "webhook_secret", "privacy_key"})
 # Arguments only code passes, never config.
-NOT_CONFIG = frozenset({"client", "report", "now"})
+NOT_CONFIG = frozenset({"client", "report", "now", "run_starts"})
 
 # What each kind of setting must be, with an example, for the messages.
 EXAMPLES: dict[str, tuple[str, str]] = {

@@ -104,16 +104,19 @@ def run_budget(
     time_scale: float,
     starts: Sequence[str],
     started_at: datetime,
+    from_records: bool = False,
 ) -> RunBudget:
-    """The budget of the run starting at `started_at`, after the runs that started at `starts` (the
-    source state's, `scan_budget.RUN_STARTS_KEY`); `rate_of(operation)`: its configured limit, if any."""
+    """The budget of the run starting at `started_at`, after the runs that started at `starts` (from the
+    run records, `from_records`, else the source state's `scan_budget.RUN_STARTS_KEY`);
+    `rate_of(operation)`: its configured limit, if any."""
     stamp = started_at.isoformat()
     all_starts = [*starts, stamp] if not starts or starts[-1] != stamp else list(starts)
     interval, measured = run_interval(all_starts, settings.run_interval_hours)
     if settings.run_interval_hours > 0:
         source = "run_interval_hours"
     elif measured:
-        source = f"the median gap between the last {len(all_starts)} runs' starts"
+        records = "_platform_sync_runs" if from_records else "the source state"
+        source = f"the median gap between the last {len(all_starts)} runs' starts, from {records}"
     else:
         source = "assumed until two gaps between runs are known; run_interval_hours sets it"
 

@@ -8,9 +8,10 @@ with nothing new as in the first. Whether it is read on a run follows from arith
   other full scans that spend the same operation's budget;
 - its **operation's rate** in requests per minute: spec part 8, or `rate_limits`, times
   `rate_limit_time_scale`; `unlisted_rate_limit` for the operations the spec gives no limit;
-- the **interval between runs**: `run_interval_hours` if set, else the median gap between the last
-  starts of this source's runs (kept in its state), at least `MIN_MEASURED_INTERVAL` (a rerun by hand a
-  minute later is not a schedule), one hour while fewer than two gaps are known;
+- the **interval between runs**: the run's (`run_budget.RunBudget.interval`): `run_interval_hours` if
+  set, else the median gap between the starts of the last runs (from the run records, else the source
+  state), at least `MIN_MEASURED_INTERVAL` (a rerun by hand a minute later is not a schedule), one hour
+  while fewer than two gaps are known;
 - `scan_budget_share`: the share of the operation's requests, and so of the time between runs, that the
   full scans may take.
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from pipelines.cli.summary import print_summary
 from pipelines.sync.platform_pipeline import sync
+from pipelines.sync.runs import record_run
 from sandbox.running import SandboxHandle, running_sandbox
 from sources.platform.rescan import SCAN_COSTS_KEY
 from sources.platform.run_budget import (
@@ -135,3 +137,34 @@ def test_the_command_prints_the_budget_and_the_split_and_exits_0(
     assert any(line.startswith("  renewal re-reads: 200 subscription_details (") for line in lines)
     assert any(f"the run's budget of {BUDGET} sale details was spent" in line for line in lines)
     assert "Traceback" not in result.stderr
+
+
+def test_the_interval_is_measured_from_the_run_records_failed_runs_included(
+    fast_sandbox: SandboxHandle, make_pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four runs recorded a day apart in `_platform_sync_runs`, two of them failed (their state never
+    committed, so the source state knows none of them): the next run's budget is a daily one."""
+    monkeypatch.setenv("SYNC__CHECKPOINT_REQUESTS", "0")
+    pipeline = make_pipeline()
+    settings = {**options(fast_sandbox), "run_interval_hours": 0}
+    sync(pipeline, resources=["products"], source_options=settings)
+    now = datetime.now(UTC)
+    rows = [
+        {
+            "run_started_at": now - timedelta(days=days),
+            "resource": "sales",
+            "status": "failed" if days % 2 else "loaded",
+            "message": "",
+            "requests": 0,
+            "our_started_at": now - timedelta(days=days),
+            "clock_skew_seconds": None,
+        }
+        for days in (4, 3, 2, 1)
+    ]
+    assert record_run(pipeline, rows)
+    result = sync(pipeline, resources=["products"], source_options=settings)
+    budget = result.report.budget
+    assert budget is not None and budget.interval == timedelta(days=1)
+    assert budget.interval_from == "the median gap between the last 5 runs' starts, from _platform_sync_runs"
+    # a day of 30 sale details a minute at 6,000 times the pace, 0.00001 of it: 2,592
+    assert budget.sale_details.per_run == 2592
