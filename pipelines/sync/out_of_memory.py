@@ -5,9 +5,11 @@ container's) the first thing to fail is most often a thread that cannot start (a
 address space): `RuntimeError: can't start new thread`, in an extract thread of ours or of dlt's pool. dlt
 then wraps it in its step's failure, and while it closes the resources after it, meets another error
 ("generator already executing"), which becomes the step's exception, the real one left in its context. A
-helper process that cannot start is an `OSError` with `ENOMEM`, DuckDB says "Out of Memory Error", and dlt
-carries a load job's error as text only. `ran_out_of_memory` looks at all of them: the exception, the one
-a dlt step failure wraps, their causes and contexts, the members of exception groups, and their text.
+helper process that cannot start is an `OSError` with `ENOMEM`, a library imported late that cannot be
+mapped an `ImportError` ("failed to map segment from shared object"), DuckDB says "Out of Memory Error",
+and dlt carries a load job's error as text only. `ran_out_of_memory` looks at all of them: the exception,
+the one a dlt step failure wraps, their causes and contexts, the members of exception groups, and their
+text.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ _MEMORY_WORDS = (
     "failed to allocate",
     THREAD_NOT_STARTED,
 )
+# The dynamic loader's words (glibc) when it cannot map a shared library: under an address-space limit, the
+# limit reached; without one, another cause (a noexec mount), so it counts only under a limit.
+MAP_FAILED = "failed to map segment from shared object"
 # What to do, in the words the command has used since issue 26 (tests/pipelines/sync/faults/test_disk_full.py)
 ADVICE = (
     "give the sync more memory (or a lower DuckDB memory_limit in "
@@ -68,6 +73,8 @@ def is_out_of_memory(exc: BaseException) -> bool:
     if "OutOfMemory" in type(exc).__name__:  # duckdb.OutOfMemoryException
         return True
     text = str(exc)
+    if isinstance(exc, ImportError) and MAP_FAILED in text and address_space_limit() is not None:
+        return True  # a library loaded late (pyarrow.parquet, by dlt's writer) that no mapping could hold
     return any(words in text for words in _MEMORY_WORDS)
 
 

@@ -28,6 +28,7 @@ import psutil
 import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
 
+from pipelines.sync import out_of_memory
 from pipelines.sync.load_failure import failure_line
 from sandbox.running import running_sandbox
 from tests.support.cli import PLATFORM_SYNC, PROJECT_ROOT, cli_env, in_folder
@@ -228,6 +229,25 @@ def test_a_step_that_ran_out_of_memory_is_said_as_such(tmp_path: Path, error: Ex
     line = failure_line(PipelineStepFailed(pipeline, "extract", None, error))
     assert line.startswith("sync failed in the extract step: out of memory; give the sync more memory")
     assert "memory_limit" in line and "[extract] workers" in line and "\n" not in line
+
+
+@pytest.mark.parametrize(("limit", "is_memory"), [(600 * MB, True), (None, False)])
+def test_a_library_that_cannot_be_mapped_is_out_of_memory_only_under_an_address_space_limit(
+    monkeypatch: pytest.MonkeyPatch, limit: int | None, is_memory: bool
+) -> None:
+    """Seen under `ulimit -v` (one run in three here): dlt's writer imported pyarrow.parquet late, the loader
+    could not map it, and the step's error was "generator already executing" before that ImportError,
+    which the command said as an error of its own instead of memory. Without a limit the same words mean
+    something else (a library on a noexec mount)."""
+    monkeypatch.setattr(out_of_memory, "address_space_limit", lambda: limit)
+    error = _chained(
+        ImportError(
+            "/venv/lib/python3.11/site-packages/pyarrow/_parquet.cpython-311-x86_64-linux-gnu.so: "
+            "failed to map segment from shared object"
+        ),
+        ValueError("generator already executing"),
+    )
+    assert out_of_memory.ran_out_of_memory(error) is is_memory
 
 
 @pytest.mark.parametrize(("raised", "printed"), [("MemoryError()", False), ("ValueError('a bug')", True)])
