@@ -138,7 +138,7 @@ def run_schedule(hours: float, mode: str, runs: int, seed: int, scale: int) -> d
                         "requests": sum(sum(answers.values()) for answers in stats.values()),
                         "requests_by_operation": {op: sum(a.values()) for op, a in stats.items()},
                         # the run's own split (the summary's "requests by purpose") and its budget
-                        "requests_by_purpose": result.report.spent.split(sum(result.requests.values())),
+                        "requests_by_purpose": result.report.requests_by_purpose(),
                         "budget": result.report.budget.lines() if result.report.budget else [],
                         "failed": sorted(result.report.failed),
                         "not_due": sorted(result.report.not_due),

@@ -12,6 +12,7 @@ from pipelines.sync.progress import ResourceLine
 from sources.platform.departures import Quarantined
 from sources.platform.freshness import freshness_lines
 from sources.platform.resources import STREAMS
+from sources.platform.run_budget import split_line
 
 # The setting a resource takes its parents or ids from (`.dlt/config.toml`, [sources.platform]): empty, the
 # resource asks nothing, and the summary says so rather than leaving it out (issue 51).
@@ -39,7 +40,7 @@ def print_summary(result: SyncResult, out: TextIO = sys.stdout, *, status: int |
     for operation, count in sorted(result.requests.items()):
         print(f"{operation:40} {count:>12,}", file=out)
     print(f"{'total':40} {sum(result.requests.values()):>12,}", file=out)
-    print(result.report.spent.line(sum(result.requests.values())), file=out)
+    print(split_line(result.report.requests_by_purpose()), file=out)
     if result.report.budget is not None:
         for line in result.report.budget.lines():
             print(line, file=out)

@@ -267,6 +267,7 @@ def platform_source(
         lambda: client.schedule(sale_details),
     )
     run_report.count_requests_with(lambda: {name: stats.requests for name, stats in client.stats.items()})
+    run_report.count_retries_with(lambda: sum(stats.retries for stats in client.stats.values()))
     run_report.count_rate_limited_with(
         lambda: {
             name: (stats.rate_limited, stats.foreign_rate_limited)

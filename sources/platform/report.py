@@ -128,6 +128,8 @@ class RunReport:
     sale_passes: SalePasses | None = None  # the run loads in passes (`pipelines/sync/checkpoints.py`)
     # What the clients of the run's earlier passes counted (each pass builds its source, and its client).
     _earlier_requests: dict[str, int] = field(default_factory=dict, repr=False)
+    _earlier_retries: int = field(default=0, repr=False)
+    _count_retries: Callable[[], int] | None = field(default=None, repr=False)
     _earlier_rate_limited: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
@@ -144,6 +146,20 @@ class RunReport:
         later pass's client adds to what the earlier ones counted."""
         self._earlier_requests = self.requests
         self._count_requests = counter
+
+    def count_retries_with(self, counter: Callable[[], int]) -> None:
+        """Where `retries` reads the tries that repeated a request (the source's client), as `requests`."""
+        self._earlier_retries = self.retries
+        self._count_retries = counter
+
+    @property
+    def retries(self) -> int:
+        """The tries of the run that repeated a request (after a 5xx, a 429, a timeout...)."""
+        return self._earlier_retries + (self._count_retries() if self._count_retries else 0)
+
+    def requests_by_purpose(self) -> dict[str, int]:
+        """The run's requests split by purpose (`run_budget.RequestSplit`), its retries apart."""
+        return self.spent.split(sum(self.requests.values()), self.retries)
 
     @property
     def requests(self) -> dict[str, int]:

@@ -42,7 +42,8 @@ REVERIFY = "sale re-verification"
 UNKNOWN_IDS = "unknown sale ids"
 RENEWAL_READS = "renewal re-reads"
 PURPOSES = (WHOLE_SCANS, HEADS, NEW_SALES, REVERIFY, UNKNOWN_IDS, RENEWAL_READS)
-THE_REST = "incremental lists, windows, ids, retries"
+RETRIES = "retries"
+THE_REST = "incremental lists, windows and ids"
 
 
 @dataclass(frozen=True)
@@ -158,8 +159,9 @@ def budget_share(share: float, budget: int) -> int:
 
 @dataclass
 class RequestSplit:
-    """The requests a run spent per purpose (`PURPOSES`); whatever the client made beyond them (the
-    incremental lists and windows, reads by configured ids, retries) is `THE_REST`. Thread-safe."""
+    """The requests a run spent per purpose (`PURPOSES`), each counted once however often it was tried;
+    the tries that repeated one are `RETRIES`, and whatever the client made beyond them (the incremental
+    lists and windows, reads by configured ids) is `THE_REST`. Thread-safe."""
 
     counts: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -169,16 +171,18 @@ class RequestSplit:
             with self._lock:
                 self.counts[purpose] = self.counts.get(purpose, 0) + requests
 
-    def split(self, total: int) -> dict[str, int]:
-        """Every purpose's requests, and `THE_REST` of the run's `total` (every HTTP try)."""
+    def split(self, total: int, retries: int = 0) -> dict[str, int]:
+        """Every purpose's requests, the `retries`, and `THE_REST` of the run's `total` (every try)."""
         with self._lock:
             counted = {purpose: self.counts.get(purpose, 0) for purpose in PURPOSES}
+        counted[RETRIES] = retries
         counted[THE_REST] = max(0, total - sum(counted.values()))
         return counted
 
-    def line(self, total: int) -> str:
-        parts = ", ".join(f"{purpose} {count:,}" for purpose, count in self.split(total).items())
-        return f"requests by purpose: {parts}"
+
+def split_line(split: dict[str, int]) -> str:
+    """The summary's line of a run's `RequestSplit.split`."""
+    return "requests by purpose: " + ", ".join(f"{purpose} {count:,}" for purpose, count in split.items())
 
 
 def _minutes(span: timedelta) -> str:

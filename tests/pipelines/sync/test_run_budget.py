@@ -24,10 +24,12 @@ from sources.platform.run_budget import (
     HEADS,
     NEW_SALES,
     RENEWAL_READS,
+    RETRIES,
     REVERIFY,
     THE_REST,
     UNKNOWN_IDS,
     WHOLE_SCANS,
+    split_line,
 )
 from tests.pipelines.sync.test_rescan import requests_by_operation
 from tests.support.cli import cli_env, run_cli
@@ -81,7 +83,7 @@ def test_the_sale_details_of_a_run_are_its_budget_and_the_summary_splits_its_req
     costs = pipeline.state["sources"]["platform"][SCAN_COSTS_KEY]
     # Nothing moved under the walks: the whole scans spent what they cost, the sale details the budget,
     # none of it on the cycle (no sale was known); the rest is the incremental lists and windows.
-    split = first.report.spent.split(total)
+    split = first.report.requests_by_purpose()
     assert split == {
         WHOLE_SCANS: sum(costs.values()),
         HEADS: 0,
@@ -89,10 +91,11 @@ def test_the_sale_details_of_a_run_are_its_budget_and_the_summary_splits_its_req
         REVERIFY: 0,
         UNKNOWN_IDS: 0,
         RENEWAL_READS: 0,
+        RETRIES: 0,  # the sandbox served every request at its first try
         THE_REST: total - sum(costs.values()) - BUDGET,
     }
     lines = summary(first)
-    assert "requests by purpose: " + ", ".join(f"{k} {v:,}" for k, v in split.items()) in lines
+    assert split_line(split) in lines
     assert (
         f"  sale details: {BUDGET} sale_details (1e-05 x 30/min x 6000 (rate_limit_time_scale) x 1 h = "
         f"{BUDGET}; sales_max_requests = 5,000; the budget binds); of them {RESERVE} for the re-verification "
@@ -105,7 +108,7 @@ def test_the_sale_details_of_a_run_are_its_budget_and_the_summary_splits_its_req
     fast_sandbox.reset_stats()
     second = sync(pipeline, source_options=options(fast_sandbox))
     assert requests_by_operation(fast_sandbox)["sale_details"] == BUDGET
-    split = second.report.spent.split(sum(second.requests.values()))
+    split = second.report.requests_by_purpose()
     assert (split[NEW_SALES], split[REVERIFY]) == (BUDGET - RESERVE, RESERVE)
     assert len(query(pipeline, "select id from sales")) == 2 * BUDGET - RESERVE
     sales = next(row for row in second.freshness if row["table_name"] == "sales")
@@ -128,7 +131,7 @@ def test_the_command_prints_the_budget_and_the_split_and_exits_0(
     assert requests_by_operation(fast_sandbox)["sale_details"] == BUDGET
     lines = result.stdout.splitlines()
     split = next(line for line in lines if line.startswith("requests by purpose: "))
-    assert f"{NEW_SALES} {BUDGET}, {REVERIFY} 0, {UNKNOWN_IDS} 0, {RENEWAL_READS} 0" in split
+    assert f"{NEW_SALES} {BUDGET}, {REVERIFY} 0, {UNKNOWN_IDS} 0, {RENEWAL_READS} 0, {RETRIES} 0" in split
     assert (
         "budget: runs 1 h apart (run_interval_hours); each operation's requests between two runs, at its "
         "rate limit, are shared out:" in lines
@@ -168,3 +171,26 @@ def test_the_interval_is_measured_from_the_run_records_failed_runs_included(
     assert budget.interval_from == "the median gap between the last 5 runs' starts, from _platform_sync_runs"
     # a day of 30 sale details a minute at 6,000 times the pace, 0.00001 of it: 2,592
     assert budget.sale_details.per_run == 2592
+
+
+def test_retries_are_split_apart_from_what_they_repeated(
+    fast_sandbox: SandboxHandle, make_pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """5% of the answers are 5xx: each purpose still counts its requests once, the tries that repeated
+    one are `retries`, and the whole adds up to what the API answered."""
+    monkeypatch.setenv("SYNC__CHECKPOINT_REQUESTS", "0")
+    pipeline = make_pipeline()
+    fast_sandbox.reset_stats()
+    fast_sandbox.set_faults("error=0.05")
+    try:
+        result = sync(pipeline, source_options=options(fast_sandbox))
+    finally:
+        fast_sandbox.set_faults(None)
+    assert result.report.failed == {}
+    answered = fast_sandbox.stats()["operations"]
+    answered.pop("token_exchange")
+    split = result.report.requests_by_purpose()
+    failed_answers = sum(n for answers in answered.values() for code, n in answers.items() if code >= "500")
+    assert split[RETRIES] == result.report.retries == failed_answers > 0
+    assert answered["sale_details"]["200"] == split[NEW_SALES] == BUDGET
+    assert sum(split.values()) == sum(sum(answers.values()) for answers in answered.values())

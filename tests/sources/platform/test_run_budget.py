@@ -9,6 +9,7 @@ import pytest
 
 from sources.platform.run_budget import (
     PURPOSES,
+    RETRIES,
     REVERIFY,
     THE_REST,
     WHOLE_SCANS,
@@ -84,7 +85,7 @@ def test_the_split_adds_up_to_the_run_and_leaves_the_rest_to_the_rest() -> None:
     split.spend(WHOLE_SCANS, 40)
     split.spend(REVERIFY, 7)
     split.spend(REVERIFY, 0)
-    counted = split.split(total=100)
-    assert list(counted) == [*PURPOSES, THE_REST]
-    assert (counted[WHOLE_SCANS], counted[REVERIFY], counted[THE_REST]) == (40, 7, 53)
+    counted = split.split(total=100, retries=5)
+    assert list(counted) == [*PURPOSES, RETRIES, THE_REST]
+    assert (counted[WHOLE_SCANS], counted[REVERIFY], counted[RETRIES], counted[THE_REST]) == (40, 7, 5, 48)
     assert sum(counted.values()) == 100

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sources.platform.rescan import CountingClient, is_due
-from sources.platform.run_budget import PURPOSES, THE_REST, WHOLE_SCANS, RequestSplit
+from sources.platform.run_budget import PURPOSES, RETRIES, THE_REST, WHOLE_SCANS, RequestSplit
 from sources.platform.scan_budget import (
     DEFAULT_RUN_INTERVAL,
     KEPT_RUN_STARTS,
@@ -122,7 +122,7 @@ def test_a_scan_costs_its_distinct_requests_not_its_walks_again() -> None:
         counting.request("product_campaigns", {"product_id": product})
     assert counting.requests == 5
     # what the run spent: every request, the pages asked again included
-    assert split.split(total=12) == {**dict.fromkeys(PURPOSES, 0), WHOLE_SCANS: 9, THE_REST: 3}
+    assert split.split(total=12) == {**dict.fromkeys(PURPOSES, 0), WHOLE_SCANS: 9, RETRIES: 0, THE_REST: 3}
 
 
 @pytest.mark.parametrize("share", [0.5, 0.05])
