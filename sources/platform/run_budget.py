@@ -37,13 +37,13 @@ RENEWALS = "subscription_details"
 # What a run's requests are spent on (`RequestSplit`), in the summary's order.
 WHOLE_SCANS = "whole scans"
 HEADS = "heads of sorted lists"
-NEW_SALES = "sale details, new or changed"
-REVERIFY = "sale re-verification"
+NEW_SALES = "new or changed sales"
+REVERIFY = "re-verified sales"
 UNKNOWN_IDS = "unknown sale ids"
 RENEWAL_READS = "renewal re-reads"
 PURPOSES = (WHOLE_SCANS, HEADS, NEW_SALES, REVERIFY, UNKNOWN_IDS, RENEWAL_READS)
 RETRIES = "retries"
-THE_REST = "incremental lists, windows and ids"
+THE_REST = "incremental lists and ids"
 
 
 @dataclass(frozen=True)
