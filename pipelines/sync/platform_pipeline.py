@@ -240,7 +240,8 @@ def sync(
     pipeline.activate()
     options = dict(source_options or {})
     # the interval between runs, from the run records (failed runs included), for the run's budget
-    options.setdefault("run_starts", recent_run_starts(pipeline))
+    if "run_starts" not in options:
+        options["run_starts"] = recent_run_starts(pipeline)
     source = platform_source(report=report, **options)
     if selected:
         source = source.with_resources(*selected)

@@ -259,7 +259,6 @@ def platform_source(
             from_records=bool(run_starts),
         )
     budget = run_report.budget
-    run_report.run_interval = budget.interval
     sale_details = STREAMS["sales"].operation
     run_report.sale_details_pace = SaleDetailsPace(
         budget.sale_details.per_run,
@@ -289,6 +288,7 @@ def platform_source(
         snapshot_at=started_at,
         records=RecordReader(settings.strict, run_report.departures, client.redact),
         streams=STREAMS,
+        budget=budget,
         decoder=PageDecoder(settings.decode_workers) if settings.decode_workers else None,
         renewals=pending_renewals(SUBSCRIPTIONS.name, budget.renewals.per_run),
     )

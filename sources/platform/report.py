@@ -100,7 +100,6 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     departures: DepartureLog = field(default_factory=DepartureLog)  # what departs from the spec
     scans: dict[str, ScanSchedule] = field(default_factory=dict)  # the full-scan resources' schedules
-    run_interval: timedelta | None = None  # between runs, as the run's budget took it (`run_budget.py`)
     budget: RunBudget | None = None  # the run's requests by purpose, decided before the first
     spent: RequestSplit = field(default_factory=RequestSplit)  # what the run spent per purpose
     sale_details_pace: SaleDetailsPace | None = None
@@ -135,6 +134,11 @@ class RunReport:
     _count_requests: Callable[[], dict[str, int]] | None = field(default=None, repr=False)
     # 429 answers per operation: (all, those from another client of the account), from the client.
     _count_rate_limited: Callable[[], dict[str, tuple[int, int]]] | None = field(default=None, repr=False)
+
+    @property
+    def run_interval(self) -> timedelta | None:
+        """The interval between runs the run's budget was set by (`run_budget.py`)."""
+        return self.budget.interval if self.budget is not None else None
 
     @property
     def retired_now(self) -> list[tuple[str, str]]:

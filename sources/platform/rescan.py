@@ -34,7 +34,6 @@ from sources.platform.resources.context import SourceContext
 from sources.platform.resources.stream import Stream
 from sources.platform.run_budget import HEADS, WHOLE_SCANS, RequestSplit
 from sources.platform.scan_budget import RUN_STARTS_KEY, Budget, Plan, note_run_start, operation_cost, plan
-from sources.platform.scan_budget import run_interval as measured_run_interval
 from sources.platform.seen_keys import SeenKeys
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.errors import MalformedResponseError
@@ -65,7 +64,7 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     last_scan = stamped_time(last_scans, stream.name)
     starts: list[str] = state.setdefault(RUN_STARTS_KEY, [])
     note_run_start(starts, run_started_at)
-    schedule = scan_plan(ctx, stream, costs, starts)
+    schedule = scan_plan(ctx, stream, costs)
     if (
         last_scan is not None
         and not ctx.settings.rescan
@@ -106,13 +105,13 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     ctx.note_stamp(SCAN_STAMPS_KEY, stream.name)
     costs[stream.name] = counting.requests
     note_order(state.setdefault(HEADS_KEY, {}), stream, order)
-    after = scan_plan(ctx, stream, costs, starts)
+    after = scan_plan(ctx, stream, costs)
     if order is not None and stream.name in state[HEADS_KEY] and after.interval:
         after = with_heads(after)
     ctx.report.schedule_scan(stream.name, _scheduled(after, run_started_at))
 
 
-def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int], starts: list[str]) -> Plan:
+def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int]) -> Plan:
     """`scan_budget.plan` for `stream` with this run's settings, rates and measured run interval."""
     settings = ctx.settings
     from sources.platform.resources import STREAMS  # the registry imports the readers, which import this
@@ -120,12 +119,7 @@ def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int], star
     operation = stream.operation
     same = [name for name, other in STREAMS.items() if other.full_scan and other.operation == operation]
     rate = ctx.client.rate_limits.get(stream.operation) or settings.unlisted_rate_limit
-    budget = ctx.report.budget  # the run's (`run_budget.py`): one interval for every purpose
-    interval = (
-        budget.interval
-        if budget is not None
-        else measured_run_interval(starts, settings.run_interval_hours)[0]
-    )
+    interval = ctx.budget.interval  # the run's (`run_budget.py`): one interval for every purpose
     shares = Budget(settings.scan_budget_share, settings.rescan_hours, settings.rescan_hours_by_resource)
     cost = operation_cost(costs, stream.name, same)
     return plan(stream.name, cost, rate * ctx.client.rate_limit_time_scale, interval, shares)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sources.platform.scan_budget import allowance, run_interval
+from sources.platform.scan_budget import allowance, run_interval, span_text
 from sources.platform.settings import SourceSettings
 
 SALE_DETAILS = "sale_details"
@@ -69,7 +69,7 @@ class Allowance:
         scaled = f" x {self.time_scale:g} (rate_limit_time_scale)" if self.time_scale != 1 else ""
         return (
             f"{self.per_run:,} {self.operation} ({self.share:g} x {self.rate_per_minute:g}/min{scaled} x "
-            f"{_minutes(interval)} = {self.by_rate:,}; {self.cap_setting} = {self.cap:,}; {bound} binds)"
+            f"{span_text(interval)} = {self.by_rate:,}; {self.cap_setting} = {self.cap:,}; {bound} binds)"
         )
 
 
@@ -89,7 +89,7 @@ class RunBudget:
         """The summary's lines on the budget."""
         details = self.sale_details
         return [
-            f"budget: runs {_minutes(self.interval)} apart ({self.interval_from}); each operation's "
+            f"budget: runs {span_text(self.interval)} apart ({self.interval_from}); each operation's "
             f"requests between two runs, at its rate limit, are shared out:",
             f"  full scans: {self.scan_share:g} of each list's operation (scan_budget_share)",
             f"  sale details: {details.describe(self.interval)}; of them {self.reverify:,} for the "
@@ -183,8 +183,3 @@ class RequestSplit:
 def split_line(split: dict[str, int]) -> str:
     """The summary's line of a run's `RequestSplit.split`."""
     return "requests by purpose: " + ", ".join(f"{purpose} {count:,}" for purpose, count in split.items())
-
-
-def _minutes(span: timedelta) -> str:
-    minutes = span.total_seconds() / 60
-    return f"{minutes / 60:.3g} h" if minutes >= 60 else f"{minutes:.3g} min"

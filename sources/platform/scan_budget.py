@@ -124,13 +124,14 @@ def plan(
             return Plan(
                 every,
                 runs,
-                f"read every {runs} runs (about every {_hours(interval * runs)})",
+                f"read every {runs} runs (about every {span_text(interval * runs)})",
                 interval * runs + interval,
             )
     return Plan(longest, None, f"read every {budget.rescan_hours:g} h (rescan_hours)", longest + interval)
 
 
-def _hours(span: timedelta) -> str:
+def span_text(span: timedelta) -> str:
+    """A span in words for the summary: hours from one hour on, else minutes."""
     hours = span.total_seconds() / 3600
     return f"{hours:.3g} h" if hours >= 1 else f"{span.total_seconds() / 60:.3g} min"
 

@@ -43,6 +43,7 @@ from sources.platform.resources.store_sale_ids import (
 )
 from sources.platform.resources.stream import Stream
 from sources.platform.retired import Retirements
+from sources.platform.run_budget import RunBudget
 from sources.platform.runclock import RUN_STAMPS_KEY
 from sources.platform.settings import SourceSettings
 from sources.platform_client.client import PlatformClient
@@ -60,6 +61,7 @@ class SourceContext:
     snapshot_at: datetime
     records: RecordReader
     streams: Mapping[str, Stream]  # the source's resources by name (`resources/__init__.py`)
+    budget: RunBudget  # the run's requests by purpose (`run_budget.py`), the same in every pass
     decoder: PageDecoder | None = None  # helper processes for the pages of large flat lists
     # (id, due date) of the loaded subscriptions that may be due for a renewal re-read (`store_renewals.py`).
     renewals: Sequence[tuple[str, datetime]] = ()

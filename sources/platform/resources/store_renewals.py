@@ -45,8 +45,7 @@ def read_renewals(ctx: SourceContext, stream: Stream, read_in_this_run: Set[str]
     now = read_time(ctx)
     due = [sid for sid, due_at in ctx.renewals if _utc(due_at) <= now and sid not in read_in_this_run]
     batch: Rows = []
-    budget = ctx.report.budget
-    wanted = due[: budget.renewals.per_run if budget is not None else ctx.settings.renewals_max_requests]
+    wanted = due[: ctx.budget.renewals.per_run]
     for _, answer in ctx.client.each(RENEWALS, wanted, lambda sid: {"id": sid}):
         ctx.report.spent.spend(RENEWAL_READS)
         try:

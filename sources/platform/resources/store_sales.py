@@ -296,11 +296,7 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
         ctx.report.skip(stream.name, scope_message(stream, missing))
         return
     # The run's sale details and the cycle's share of them (`run_budget.py`).
-    if ctx.report.budget is not None:
-        budget, reserve = ctx.report.budget.sale_details.per_run, ctx.report.budget.reverify
-    else:  # a context built without the source function (tests of the reader alone)
-        budget = settings.sales_max_requests
-        reserve = budget_share(settings.sales_reverify_share, budget)
+    budget, reserve = ctx.budget.sale_details.per_run, ctx.budget.reverify
     passes = ctx.report.sale_passes  # a run in passes: this one within its checkpoint (`SalePasses`)
     cycle = passes.cycle if passes is not None and passes.cycle is not None else None
     if cycle is None:
