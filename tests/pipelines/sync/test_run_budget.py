@@ -84,6 +84,8 @@ def test_the_sale_details_of_a_run_are_its_budget_and_the_summary_splits_its_req
     # Nothing moved under the walks: the whole scans spent what they cost, the sale details the budget,
     # none of it on the cycle (no sale was known); the rest is the incremental lists and windows.
     split = first.report.requests_by_purpose()
+    # a try the loopback connection failed (seen in CI under load) is a retry, apart from its purpose
+    retries = first.report.retries
     assert split == {
         WHOLE_SCANS: sum(costs.values()),
         HEADS: 0,
@@ -91,8 +93,8 @@ def test_the_sale_details_of_a_run_are_its_budget_and_the_summary_splits_its_req
         REVERIFY: 0,
         UNKNOWN_IDS: 0,
         RENEWAL_READS: 0,
-        RETRIES: 0,  # the sandbox served every request at its first try
-        THE_REST: total - sum(costs.values()) - BUDGET,
+        RETRIES: retries,
+        THE_REST: total - sum(costs.values()) - BUDGET - retries,
     }
     lines = summary(first)
     assert split_line(split) in lines
