@@ -27,7 +27,21 @@ import pendulum
 
 from sources.platform.fastpath.batches import Batch, values_at
 from sources.platform.guard import keep_replaced_table
-from sources.platform.heads import HEADS_KEY, NewestFirst, head_order, note_order, read_head, reads_heads
+from sources.platform.heads import (
+    HEADS_KEY,
+    TAILS_KEY,
+    ListOrder,
+    ScanOrder,
+    Span,
+    head_order,
+    note_head,
+    note_order,
+    note_tail,
+    read_until_known,
+    reads_heads,
+    tail_order,
+    tail_span,
+)
 from sources.platform.records import key_paths
 from sources.platform.report import ScanSchedule
 from sources.platform.resources.context import SourceContext
@@ -72,26 +86,22 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
         and _table_is_loaded(stream)
     ):
         heads: dict[str, str] = state.setdefault(HEADS_KEY, {})
-        if not (stream.name in heads and reads_heads(ctx, stream)):
+        tails: dict[str, dict[str, Any]] = state.setdefault(TAILS_KEY, {})
+        sorted_list = (stream.name in heads or stream.name in tails) and reads_heads(ctx, stream)
+        if not sorted_list:
             ctx.report.schedule_scan(stream.name, _scheduled(schedule, last_scan))
             ctx.report.mark_not_due(stream.name, not_due_reason(last_scan, schedule))
             keep_replaced_table(stream)
             return
         schedule = with_heads(schedule)
         ctx.report.schedule_scan(stream.name, _scheduled(schedule, last_scan))
-        head = head_order(stream, heads)
-        yield from read_head(
-            replace(ctx, client=CountingClient(ctx.client, ctx.report.spent, HEADS)), stream, heads, head
-        )
-        ctx.report.mark_not_due(
-            stream.name, f"{not_due_reason(last_scan, schedule)}; its head read: {head.records:,} records"
-        )
+        yield from read_new_records(ctx, stream, heads, tails, last_scan, schedule)
         return
     counting = CountingClient(ctx.client, ctx.report.spent, WHOLE_SCANS)
     # The copy shares the context's sets, queue and lock; a full scan produces no sale ids, so it never
     # rebinds the pending ids that `commit_pending_sales` swaps.
     keys = SeenKeys() if marks_deletions(ctx, stream) else None  # 8 bytes a record (`seen_keys.py`)
-    order = NewestFirst(stream) if reads_heads(ctx, stream) else None
+    order = ScanOrder(stream) if reads_heads(ctx, stream) else None
     for batch in stream.read(replace(ctx, client=counting), stream):
         if keys is not None:
             keys.extend(batch_keys(stream, batch))
@@ -104,11 +114,41 @@ def scan_when_due(ctx: SourceContext, stream: Stream) -> Iterator[Batch]:
     last_scans[stream.name] = run_started_at.isoformat()
     ctx.note_stamp(SCAN_STAMPS_KEY, stream.name)
     costs[stream.name] = counting.requests
-    note_order(state.setdefault(HEADS_KEY, {}), stream, order)
+    note_order(state, stream, order, counting.span)
     after = scan_plan(ctx, stream, costs)
-    if order is not None and stream.name in state[HEADS_KEY] and after.interval:
+    if (
+        order is not None
+        and (stream.name in state[HEADS_KEY] or stream.name in state[TAILS_KEY])
+        and after.interval
+    ):
         after = with_heads(after)
     ctx.report.schedule_scan(stream.name, _scheduled(after, run_started_at))
+
+
+def read_new_records(
+    ctx: SourceContext,
+    stream: Stream,
+    heads: dict[str, str],
+    tails: dict[str, dict[str, Any]],
+    last_scan: datetime,
+    schedule: Plan,
+) -> Iterator[Batch]:
+    """The new records of a list seen sorted, in a run that does not read it whole: its head (newest
+    first) or its tail (oldest first), until a record its last read saw (`heads.py`)."""
+    order: ListOrder
+    if stream.name in heads:
+        order, tail, what = head_order(stream, heads), None, "head"
+    else:
+        order, tail, what = tail_order(stream, tails), tail_span(stream, tails), "tail"
+    counting = CountingClient(ctx.client, ctx.report.spent, HEADS, tail=tail)
+    yield from read_until_known(replace(ctx, client=counting), stream, order)
+    if tail is None:
+        note_head(heads, stream, order)
+    else:
+        note_tail(tails, stream, order, counting.span)
+    ctx.report.mark_not_due(
+        stream.name, f"{not_due_reason(last_scan, schedule)}; its {what} read: {order.records:,} records"
+    )
 
 
 def scan_plan(ctx: SourceContext, stream: Stream, costs: Mapping[str, int]) -> Plan:
@@ -192,11 +232,22 @@ class CountingClient(PlatformClient):
     Every request, a page asked again included, is also spent on the run's `purpose` (`RequestSplit`).
     """
 
-    def __init__(self, client: PlatformClient, split: RequestSplit, purpose: str) -> None:
+    def __init__(
+        self, client: PlatformClient, split: RequestSplit, purpose: str, tail: Span | None = None
+    ) -> None:
         self._client = client  # a view of `client`: no super().__init__
         self._asked: set[tuple[object, ...]] = set()
         self._split = split
         self._purpose = purpose
+        # `tail`: the lists are walked from their end (`walking.walk_tail`): the server's first page
+        # number and the last page the previous read saw
+        self.tail = tail
+        self.span: Span | None = None  # the first and last page numbers its walks yielded
+
+    def saw_page(self, number: int) -> None:
+        """Note a page number a walk yielded."""
+        span = self.span
+        self.span = (number, number) if span is None else (min(span[0], number), max(span[1], number))
 
     @property
     def requests(self) -> int:
@@ -266,8 +317,11 @@ class CountedList(PagedList):
         return self._listing.json_page(number)
 
     def walk(self, fetch: Callable[[int], P], distinct: bool = False) -> Iterator[P]:
-        for page in self._listing.walk(fetch, distinct):
+        tail = self._scan.tail
+        pages = self._listing.walk(fetch, distinct) if tail is None else self._listing.walk_tail(fetch, *tail)
+        for page in pages:
             self._scan.count(self.operation.name, *self._request, page.page)
+            self._scan.saw_page(page.page)
             yield page
 
 

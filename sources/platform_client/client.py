@@ -62,6 +62,7 @@ from sources.platform_client.walking import (
     PagePool,
     in_order,
     walk_pages,
+    walk_tail,
 )
 
 __all__ = [
@@ -334,6 +335,12 @@ class PlatformClient:
             self._stats.add(operation.name, errors=1)
 
         return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop, distinct)
+
+    def walk_tail_pages(
+        self, operation: Operation, fetch: Callable[[int], P], first: int, known_last: int
+    ) -> Iterator[P]:
+        """The last pages of a list sent oldest first, the last first (`walking.walk_tail`)."""
+        return walk_tail(operation.name, fetch, self._pages, self._pages_ahead, first, known_last)
 
     # internals --------------------------------------------------------------------------------------------
 

@@ -31,6 +31,9 @@ class Requests(Protocol):
     def retry_or_raise(self, operation: Operation, outcome: Failed, attempt: int) -> None: ...
     def redact(self, text: str) -> str: ...
     def walk_pages(self, operation: Operation, fetch: Callable[[int], P], distinct: bool) -> Iterator[P]: ...
+    def walk_tail_pages(
+        self, operation: Operation, fetch: Callable[[int], P], first: int, known_last: int
+    ) -> Iterator[P]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,3 +97,8 @@ class PagedList:
         """The list's pages as `fetch(number)` gives them, fetched ahead and walked again while the list
         moves (`walking.walk_pages`); `distinct`: each record at most once."""
         return self._client.walk_pages(self.operation, fetch, distinct)
+
+    def walk_tail(self, fetch: Callable[[int], P], first: int, known_last: int) -> Iterator[P]:
+        """The last pages of the list, sent oldest first, the last page first, from the page numbered
+        `known_last` on (`walking.walk_tail`); `first`: the server's first page number."""
+        return self._client.walk_tail_pages(self.operation, fetch, first, known_last)

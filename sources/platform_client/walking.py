@@ -287,3 +287,96 @@ def in_order(
 
 def _fetch_key(fetch: Callable[[K], T], key: K, _number: int) -> T:
     return fetch(key)
+
+
+def walk_tail(
+    operation: str,
+    fetch: Callable[[int], P],
+    pool: PagePool,
+    pages_ahead: int,
+    first: int,
+    known_last: int,
+) -> Iterator[P]:
+    """The last pages of a list sent oldest first, the last page first (issue 47: its new records are at
+    its end). `first` is the server's first page number (0 or 1) and `known_last` the last page the
+    previous read saw: that page is asked first, for the list's page count now; then each page after it,
+    the last first (up to `pages_ahead` in flight), then page `known_last`, then the pages before it one
+    at a time, down to `first` or until the caller stops (at a page holding a record it knew). Empty
+    pages are not yielded. Going backwards, a record deleted before a page yet to be read moves into that
+    page and comes twice, never not at all; a record added at the end while the read goes is newer than
+    every record it yields and comes in the next read. A server that announces neither `pages` nor
+    `totalItems` is walked forward from `known_last` to its first empty or short page."""
+    probe = fetch(known_last)
+    _same_page(operation, probe, known_last)
+    last = _announced_last(probe, first)
+    newer: Iterable[P]
+    if last is None:
+        newer = reversed(_forward_to_end(operation, fetch, probe, known_last))
+    else:
+        newer = _in_turn(operation, range(last, known_last, -1), fetch, pool, pages_ahead)
+    for page in newer:
+        if page.record_count():
+            yield page
+    if probe.record_count():
+        yield probe
+    below = known_last if last is None else min(known_last, last + 1)
+    for number in range(below - 1, first - 1, -1):
+        page = fetch(number)
+        _same_page(operation, page, number)
+        if page.record_count():
+            yield page
+
+
+def _announced_last(page: PagedBody, first: int) -> int | None:
+    """The list's last page number as `page`'s envelope announces it, or None."""
+    pages = page.pages
+    if pages == UNKNOWN and page.total_items != UNKNOWN and page.items_per_page > 0:
+        pages = -(-page.total_items // page.items_per_page)
+    return None if pages == UNKNOWN else pages + first - 1
+
+
+def _forward_to_end(operation: str, fetch: Callable[[int], P], start: P, number: int) -> list[P]:
+    """The pages after `start` (page `number`) of a list that announces no size, to its first empty
+    page or a page shorter than the fullest one seen."""
+    pages: list[P] = []
+    fullest = start.record_count()
+    page = start
+    while page.record_count() and page.record_count() >= fullest:
+        number += 1
+        page = fetch(number)
+        _same_page(operation, page, number)
+        if page.record_count():
+            pages.append(page)
+            fullest = max(fullest, page.record_count())
+    return pages
+
+
+def _in_turn(
+    operation: str, numbers: Iterable[int], fetch: Callable[[int], P], pool: PagePool, ahead: int
+) -> Iterator[P]:
+    """The pages `numbers`, in that order, up to `ahead` in flight in `pool`; those not yet sent are
+    cancelled when the caller stops."""
+    pending: deque[tuple[int, Future[P]]] = deque()
+    try:
+        for number in numbers:
+            pending.append((number, pool.submit(fetch, number)))
+            if len(pending) >= max(1, ahead):
+                number, future = pending.popleft()
+                yield _same_page(operation, future.result(), number)
+        while pending:
+            number, future = pending.popleft()
+            yield _same_page(operation, future.result(), number)
+    finally:
+        _cancel(pending)
+
+
+def _same_page(operation: str, page: P, number: int) -> P:
+    """`page`, if it is the page asked for (an empty answer past the end may carry any number)."""
+    if page.record_count() and page.page != number:
+        raise PagingLoopError(
+            f"{operation}: asked for page {number}, got page {page.page}; the server's paging is "
+            "inconsistent; report it with this message.",
+            operation=operation,
+            page=number,
+        )
+    return page
