@@ -78,7 +78,8 @@ def test_the_budget_decides_which_full_scans_are_read_every_run(sandbox, make_pi
 
     # An interval the user set for one resource wins over its cost.
     overridden, requests = synced(sandbox, pipeline, **options, rescan_hours_by_resource={"transfers": 6})
-    assert "list_transfers" not in requests and "transfers" in overridden.report.not_due
+    assert requests.get("list_transfers") == 1 and "transfers" in overridden.report.not_due  # its tail
+    assert "its tail read" in overridden.report.not_due["transfers"]
     assert_warehouse_matches_api(pipeline, sandbox, options["access_token"])
 
 

@@ -69,7 +69,7 @@ def test_each_run_appends_one_row_per_resource(tmp_path):
         (2, "transfers", "loaded"),
         (3, "products", "not_due"),
         (3, "subscriptions", "failed"),
-        (3, "transfers", "not_due"),
+        (3, "transfers", "failed"),  # its tail read (a list sent oldest first) asks with the token
     ]
     by_key = {(row[0], row[1]): row for row in rows}
     assert by_key[(1, "products")][3:] == (f"{products} rows", first_requests["list_products"])
