@@ -1,11 +1,13 @@
 """Fresh as the budget allows (issue 47), measured: scheduled runs against a world that breaks the old
-rule (whole lists of dozens of pages, comments and transfers sent newest first), at an hourly and a daily
-schedule, our default settings against a run that reads everything (`rescan_hours = 0`).
+rule (whole lists of dozens of pages, comments and transfers sent newest first, or oldest first as the
+sandbox sends them), at an hourly and a daily schedule, our default settings against a run that reads
+everything (`rescan_hours = 0`).
 
 After every run (the sandbox's world stands still while a run reads it, and moves one interval between
 runs), each whole list and fan is compared with the API: its rows missing, extra or stale (a field that
-changes differs) and the promise the run printed (its `_platform_freshness` rows: `refresh`,
-`stale_within_hours`).
+changes differs), how stale the table got (`stale_hours`: the most runs in a row a row differed, times
+the interval: the change came at most that long before the run), and the promise the run printed (its
+`_platform_freshness` rows: `refresh`, `stale_within_hours`).
 The run's start is moved with the world's clock (the source's `now`, in this process), so that the
 schedule's interval passes for the sync as it does for the API.
 
@@ -37,13 +39,15 @@ TIME_SCALE = 600.0
 # The settings of each way of running. The sandbox runs its limits TIME_SCALE times faster, and the budget
 # arithmetic with them: at the default share this world's scans all fit every run. `tight` is the
 # arithmetic of an account 100 times larger at the spec's own rates (the share over TIME_SCALE x 100):
-# there the fans and the large lists wait, and only the heads of the lists sent newest first are read.
+# there the fans and the large lists wait, and only the heads (or tails) of the sorted lists are read.
 MODES: dict[str, dict[str, Any]] = {
     "budget": {},
     "tight": {"scan_budget_share": 0.1 / TIME_SCALE / 100, "details_budget_share": 0.8 / TIME_SCALE / 100},
     "everything": {"rescan_hours": 0},
 }
-FAULTS = "newest_first=list_lesson_comments+list_transfers"
+# The order of the lists with a creation time: newest first (their heads are read between whole scans),
+# or the sandbox's own, oldest first (their tails are).
+ORDERS = {"newest first": "newest_first=list_lesson_comments+list_transfers", "oldest first": None}
 # table -> (API path, the API fields compared, the table's columns holding them)
 LISTS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "transfers": ("/store/v1/financial/transfers", ("id", "status"), ("id", "status")),
@@ -97,10 +101,10 @@ def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def run_schedule(hours: float, mode: str, runs: int, seed: int, scale: int) -> dict[str, Any]:
-    """`runs` scheduled runs `hours` apart under the settings of `mode` (`MODES`)."""
+def run_schedule(hours: float, mode: str, order: str, runs: int, seed: int, scale: int) -> dict[str, Any]:
+    """`runs` scheduled runs `hours` apart under the settings of `mode` (`MODES`), the lists in `order`."""
     interval = timedelta(hours=hours)
-    served = running_sandbox(seed=seed, scale=scale, time_scale=TIME_SCALE, faults=FAULTS)
+    served = running_sandbox(seed=seed, scale=scale, time_scale=TIME_SCALE, faults=ORDERS[order])
     with served as sandbox, tempfile.TemporaryDirectory() as folder:
         database = str(Path(folder) / "warehouse.duckdb")
         pipeline = dlt.pipeline(
@@ -122,6 +126,7 @@ def run_schedule(hours: float, mode: str, runs: int, seed: int, scale: int) -> d
         headers = {"Authorization": f"Bearer {options['access_token']}"}
         start = pendulum.now("UTC")
         out = []
+        differing: dict[str, dict[tuple[str, ...], int]] = {}  # table -> row -> runs in a row it differed
         with httpx.Client(base_url=sandbox.base_url, headers=headers, timeout=30) as client:
             for number in range(runs):
                 sandbox.reset_stats()
@@ -132,6 +137,9 @@ def run_schedule(hours: float, mode: str, runs: int, seed: int, scale: int) -> d
                 promises = {
                     r["table_name"]: (r["refresh"], r["stale_within_hours"]) for r in result.freshness
                 }
+                for name in world:
+                    before = differing.get(name, {})
+                    differing[name] = {row: before.get(row, 0) + 1 for row in world[name] ^ table[name]}
                 out.append(
                     {
                         "run": number,
@@ -149,13 +157,14 @@ def run_schedule(hours: float, mode: str, runs: int, seed: int, scale: int) -> d
                                 "extra": len(table[name] - world[name]),
                                 "refresh": promises.get(name, ("", None))[0],
                                 "stale_within_hours": promises.get(name, ("", None))[1],
+                                "stale_hours": max(differing[name].values(), default=0) * hours,
                             }
                             for name in world
                         },
                     }
                 )
                 sandbox.advance(interval.total_seconds())
-    return {"schedule_hours": hours, "mode": mode, "runs": out}
+    return {"schedule_hours": hours, "mode": mode, "order": order, "runs": out}
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -163,31 +172,38 @@ def markdown(results: list[dict[str, Any]]) -> str:
         "# Fresh as the budget allows (issue 47)",
         "",
         "Rows that differ from the API right after each run (missing + extra: a stale row counts in both), "
-        "per table, and the requests the run made. `budget`: the default settings; `tight`: the budget "
+        "per table, the most hours a row of it had been differing (`@ N h`: runs in a row times the "
+        "interval), and the requests the run made. `budget`: the default settings; `tight`: the budget "
         "of an account 100 times larger at the spec's rates; `everything`: `rescan_hours = 0`. "
         "Run 0 is the first sync. `by purpose`: the run's requests as its summary splits them (whole "
-        "scans / heads / sale details new or changed / re-verification / the rest).",
+        "scans / heads and tails / sale details new or changed / re-verification / the rest).",
         "",
     ]
     for one in results:
         tables = list(one["runs"][0]["tables"])
-        lines += [f"## every {one['schedule_hours']:g} h, {one['mode']}", ""]
+        lines += [f"## every {one['schedule_hours']:g} h, {one['mode']}, lists {one['order']}", ""]
         lines.append("| run | requests | by purpose | " + " | ".join(tables) + " |")
         lines.append("|---|---|---|" + "---|" * len(tables))
         for run in one["runs"]:
-            cells = [
-                f"{t['missing'] + t['extra']}/{t['rows']}" for t in (run["tables"][name] for name in tables)
-            ]
+            cells = [_cell(t) for t in (run["tables"][name] for name in tables)]
             lines.append(
                 f"| {run['run']} | {run['requests']:,} | {_purposes(run)} | " + " | ".join(cells) + " |"
             )
         last = one["runs"][-1]["tables"]
-        lines += ["", "Promises printed by the last run:", ""]
+        lines += ["", "Promises printed by the last run, and the most staleness any run reached:", ""]
         lines += [
-            f"- {name}: {t['refresh']} (stale within {t['stale_within_hours']} h)" for name, t in last.items()
+            f"- {name}: {t['refresh']} (stale within {t['stale_within_hours']} h); reached "
+            f"{max(run['tables'][name]['stale_hours'] for run in one['runs']):g} h"
+            for name, t in last.items()
         ]
         lines += ["", "Budget of the last run:", "", "```", *one["runs"][-1]["budget"], "```", ""]
     return "\n".join(lines)
+
+
+def _cell(table: dict[str, Any]) -> str:
+    differing = table["missing"] + table["extra"]
+    reached = f" @ {table['stale_hours']:g} h" if differing else ""
+    return f"{differing}/{table['rows']}{reached}"
 
 
 def _purposes(run: dict[str, Any]) -> str:
@@ -202,9 +218,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--scale", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=Path("bench/results/freshness.json"))
+    parser.add_argument("--orders", nargs="+", choices=list(ORDERS), default=list(ORDERS))
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    parser.add_argument("--hours", nargs="+", type=float, default=[1, 24])
     args = parser.parse_args(argv)
     results = [
-        run_schedule(hours, mode, args.runs, args.seed, args.scale) for hours in (1, 24) for mode in MODES
+        run_schedule(hours, mode, order, args.runs, args.seed, args.scale)
+        for order in args.orders
+        for hours in args.hours
+        for mode in args.modes
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, default=str))

@@ -36,7 +36,7 @@ RENEWALS = "subscription_details"
 
 # What a run's requests are spent on (`RequestSplit`), in the summary's order.
 WHOLE_SCANS = "whole scans"
-HEADS = "heads of sorted lists"
+HEADS = "heads and tails of sorted lists"
 NEW_SALES = "new or changed sales"
 REVERIFY = "re-verified sales"
 UNKNOWN_IDS = "unknown sale ids"

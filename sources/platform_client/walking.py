@@ -57,6 +57,8 @@ DEFAULT_PAGES_AHEAD = 8
 # pages makes exactly the requests of a sequential walk, in the same order (a 401 or a loop on page 3
 # costs one request, not a window of them).
 SEQUENTIAL_PAGES = 3
+# The statuses a server may answer a page past the end of a list with, besides an empty page.
+PAST_THE_END = frozenset({400, 404, 416, 422})
 DEFAULT_PAGES_AHEAD_TOTAL = 16
 
 
@@ -305,8 +307,23 @@ def walk_tail(
     pages are not yielded. Going backwards, a record deleted before a page yet to be read moves into that
     page and comes twice, never not at all; a record added at the end while the read goes is newer than
     every record it yields and comes in the next read. A server that announces neither `pages` nor
-    `totalItems` is walked forward from `known_last` to its first empty or short page."""
-    probe = fetch(known_last)
+    `totalItems` is walked forward from `known_last` to its first empty or short page; one that refuses
+    page `known_last` as past its end (400, 404, 416, 422) is read from page `first`."""
+    try:
+        probe = fetch(known_last)
+    except ApiError as exc:
+        # A server that refuses a page past its end (the list shrank): the first page says its size.
+        if known_last == first or exc.status not in PAST_THE_END:
+            raise
+        logger.warning(
+            "%s: page %d refused (%s); the tail is read from page %d",
+            operation,
+            known_last,
+            exc.status,
+            first,
+        )
+        known_last = first
+        probe = fetch(first)
     _same_page(operation, probe, known_last)
     last = _announced_last(probe, first)
     newer: Iterable[P]

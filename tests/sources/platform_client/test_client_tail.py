@@ -21,12 +21,13 @@ SIZE = 5
 class Pages:
     """`list_transfers` over `count` records, `SIZE` a page, numbered from `first`; `announce` off sends
     no `pages` or `totalItems`; `shift` answers each page with the numbers of another. Requests of pages
-    in `together` wait at a barrier of that many parties."""
+    in `together` wait at a barrier of that many parties; a page past the end answers `past_end`."""
 
     def __init__(
-        self, count: int, first: int = 1, announce: bool = True, shift: int = 0, together=()
+        self, count: int, first: int = 1, announce: bool = True, shift: int = 0, together=(), past_end=200
     ) -> None:
         self.count, self.first, self.announce, self.shift = count, first, announce, shift
+        self.past_end = past_end  # the status of a page past the end
         self.requested: list[int] = []
         self.lock = threading.Lock()
         self.together = set(together)
@@ -39,6 +40,8 @@ class Pages:
         if self.barrier is not None and number in self.together:
             self.barrier.wait()
         index = number - self.first
+        if index * SIZE >= self.count and index > 0 and self.past_end != 200:
+            return httpx.Response(self.past_end, json={"message": "page out of range"})
         ids = list(range(index * SIZE, min(self.count, (index + 1) * SIZE))) if index >= 0 else []
         body: dict[str, object] = {
             "page": number + self.shift,
@@ -115,3 +118,10 @@ def test_the_new_pages_are_in_flight_together():
 def test_an_answer_for_another_page_stops_the_read():
     with pytest.raises(PagingLoopError, match="asked for page 3, got page 4"):
         tail(Pages(count=23, shift=1), known_last=3)
+
+
+@pytest.mark.parametrize("status", [400, 404])
+def test_a_server_that_refuses_a_page_past_its_end_is_read_from_its_first_page(status):
+    api = Pages(count=12, past_end=status)  # 3 pages now; the last read ended on page 5
+    assert tail(api, known_last=5) == [3, 2, 1]
+    assert api.requested == [5, 1, 3, 2]  # the first page said the size; it is yielded in its place
