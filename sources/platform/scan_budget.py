@@ -107,11 +107,16 @@ def plan(
     if resource in budget.overrides:
         hours = budget.overrides[resource]
         every = timedelta(hours=hours)
-        text = "read every run" if hours == 0 else f"read every {hours:g} h"
-        return Plan(every, None, f"{text} (rescan_hours_by_resource)", every + interval)
+        if hours == 0:
+            return Plan(every, None, "read every run (rescan_hours_by_resource)", interval)
+        if within_every_run(every, interval):
+            return Plan(timedelta(0), 1, f"read every run ({hours:g} h: rescan_hours_by_resource)", interval)
+        return Plan(every, None, f"read every {hours:g} h (rescan_hours_by_resource)", every + interval)
     longest = timedelta(hours=budget.rescan_hours)
     if budget.rescan_hours == 0:
         return Plan(timedelta(0), 1, "read every run (rescan_hours = 0)", interval)
+    if within_every_run(longest, interval):
+        return Plan(timedelta(0), 1, f"read every run (rescan_hours = {budget.rescan_hours:g})", interval)
     if cost is None:
         return Plan(timedelta(0), 1, "read this run; then as its cost allows", interval)
     per_run = allowance(rate_per_minute, interval, budget.share) if budget.share > 0 else 0
@@ -128,6 +133,13 @@ def plan(
                 interval * runs + interval,
             )
     return Plan(longest, None, f"read every {budget.rescan_hours:g} h (rescan_hours)", longest + interval)
+
+
+def within_every_run(every: timedelta, interval: timedelta) -> bool:
+    """Whether a scan due `every` after the last is due on every run `interval` apart: within half an
+    interval, so a run that starts early by up to half the interval still finds it due (a daily schedule
+    with `rescan_hours` 6 reads it every run, and says so: its changes wait one interval, not 30 h)."""
+    return every <= interval / 2
 
 
 def span_text(span: timedelta) -> str:

@@ -61,6 +61,23 @@ def test_rescan_hours_is_the_longest_wait_and_an_override_wins() -> None:
     assert plan("transfers", None, 60, HOUR, BUDGET).interval == timedelta(0)  # never scanned: now
 
 
+def test_a_longest_wait_within_half_the_interval_is_read_every_run_and_promised_so() -> None:
+    day = timedelta(hours=24)
+    daily = plan("deliveries", 100_000, 30, day, BUDGET)  # rescan_hours 6 under daily runs: every run
+    assert (daily.interval, daily.every_runs, daily.stale_within) == (timedelta(0), 1, day)
+    assert daily.promise == "read every run (rescan_hours = 6)"
+    override = plan("transfers", 1, 60, day, Budget(0.1, 6, {"transfers": 12}))
+    assert (override.interval, override.promise, override.stale_within) == (
+        timedelta(0),
+        "read every run (12 h: rescan_hours_by_resource)",
+        day,
+    )
+    # more than half an interval: a run starting early could find it not due, so it is promised by hours
+    assert plan("transfers", 1, 60, day, Budget(0.1, 6, {"transfers": 13})).stale_within == day + timedelta(
+        hours=13
+    )
+
+
 def test_the_time_scale_and_the_schedule_change_the_answer() -> None:
     fan = 142  # campaigns: one request a product, 30 a minute
     assert plan("product_campaigns", fan, 30, HOUR, BUDGET).every_runs == 1  # 47 min of 60
@@ -140,6 +157,8 @@ def test_a_smaller_share_never_reads_more_often(share: float) -> None:
         (100_000, 30, BUDGET, "(rescan_hours)"),
         (1, 60, Budget(0.1, 6, {"transfers": 24}), "(rescan_hours_by_resource)"),
         (1, 60, Budget(0.1, 0, {}), "(rescan_hours = 0)"),
+        (100_000, 30, Budget(0.1, 0.5, {}), "read every run (rescan_hours = 0.5)"),
+        (1, 60, Budget(0.1, 6, {"transfers": 0.5}), "read every run (0.5 h: rescan_hours_by_resource)"),
     ],
 )
 @pytest.mark.parametrize("jitter", [0.0, 0.05, 0.2, 0.45])
