@@ -4,9 +4,10 @@ sandbox sends them), at an hourly and a daily schedule, our default settings aga
 everything (`rescan_hours = 0`).
 
 After every run (the sandbox's world stands still while a run reads it, and moves one interval between
-runs), each whole list and fan is compared with the API: its rows missing, extra or stale (a field that
-changes differs), how stale the table got (`stale_hours`: the most runs in a row a row differed, times
-the interval: the change came at most that long before the run), and the promise the run printed (its
+runs), each whole list and fan is compared with the API, and each loaded sale's status with the world's:
+its rows missing, extra or stale (a field that changes differs), how stale the table got (`stale_hours`:
+the most runs in a row a row differed, times the interval: the change came at most that long before the
+run), and the promise the run printed (its
 `_platform_freshness` rows: `refresh`, `stale_within_hours`).
 The run's start is moved with the world's clock (the source's `now`, in this process), so that the
 schedule's interval passes for the sync as it does for the API.
@@ -33,6 +34,7 @@ import pendulum
 from pipelines.sync.platform_pipeline import sync
 from sandbox.options import catalog_source_options
 from sandbox.running import running_sandbox
+from sandbox.world import SyntheticWorld, WorldError
 from sources.platform.run_budget import HEADS, NEW_SALES, REVERIFY, THE_REST, WHOLE_SCANS
 
 TIME_SCALE = 600.0
@@ -97,6 +99,21 @@ def loaded(database: str) -> dict[str, set[tuple[str, ...]]]:
     return out
 
 
+def sales_compared(database: str, world: SyntheticWorld) -> tuple[set[tuple[str, ...]], set[tuple[str, ...]]]:
+    """The loaded sales' statuses, and the world's for the same ids (the API cannot list sales: only the
+    sales the sync found are compared; the ones it has not fetched yet are the backlog it reports)."""
+    with duckdb.connect(database, read_only=True) as connection:
+        rows = connection.execute("select id, status from platform_raw.sales").fetchall()
+    table: set[tuple[str, ...]] = {(str(sale_id), _text(status)) for sale_id, status in rows}
+    now: set[tuple[str, ...]] = set()
+    for sale_id, _ in table:
+        try:
+            now.add((sale_id, _text(world.sale(sale_id)["status"])))
+        except WorldError:  # gone from the platform
+            continue
+    return now, table
+
+
 def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -104,7 +121,10 @@ def _text(value: Any) -> str:
 def run_schedule(hours: float, mode: str, order: str, runs: int, seed: int, scale: int) -> dict[str, Any]:
     """`runs` scheduled runs `hours` apart under the settings of `mode` (`MODES`), the lists in `order`."""
     interval = timedelta(hours=hours)
-    served = running_sandbox(seed=seed, scale=scale, time_scale=TIME_SCALE, faults=ORDERS[order])
+    world_model = SyntheticWorld(seed, scale)  # the sales are compared by id, in this process
+    served = running_sandbox(
+        seed=seed, scale=scale, time_scale=TIME_SCALE, faults=ORDERS[order], world=world_model
+    )
     with served as sandbox, tempfile.TemporaryDirectory() as folder:
         database = str(Path(folder) / "warehouse.duckdb")
         pipeline = dlt.pipeline(
@@ -134,6 +154,7 @@ def run_schedule(hours: float, mode: str, order: str, runs: int, seed: int, scal
                 result = sync(pipeline, source_options={**options, "now": lambda at=started: at})
                 stats = sandbox.stats()["operations"]
                 world, table = truth(client), loaded(database)
+                world["sales"], table["sales"] = sales_compared(database, world_model)
                 promises = {
                     r["table_name"]: (r["refresh"], r["stale_within_hours"]) for r in result.freshness
                 }
