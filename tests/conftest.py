@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.support.cpu_meter"]
+
 _SESSION_DATA_DIR = tempfile.mkdtemp(prefix="platform-sync-tests-dlt-")
 os.environ["DLT_DATA_DIR"] = _SESSION_DATA_DIR
 os.environ.pop("PIPELINES_DIR", None)
