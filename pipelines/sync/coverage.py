@@ -17,6 +17,7 @@ from typing import Any
 
 import dlt
 
+from pipelines.sync.run_client import SqlClients
 from sources.platform.resources.store_sale_ids import SALE_ID_CHANNELS, ids_query
 
 logger = logging.getLogger("platform_sync.pipeline")
@@ -38,7 +39,11 @@ HOW_TO_COMPLETE = (
 
 
 def sales_coverage(
-    pipeline: dlt.Pipeline, configured: Sequence[str], retired: Iterable[str], checked_at: dt.datetime
+    pipeline: dlt.Pipeline,
+    configured: Sequence[str],
+    retired: Iterable[str],
+    checked_at: dt.datetime,
+    sql: SqlClients | None = None,
 ) -> list[dict[str, Any]]:
     """One row per channel and one for their union (`all`): sale ids named, loaded in `sales`, retired.
     Counted by the destination (a million ids need not come to Python)."""
@@ -47,7 +52,7 @@ def sales_coverage(
         # One connection for every count (opening one per statement cost DuckDB a database open and
         # close each). Each statement runs on its own outside a transaction (dlt's clients autocommit):
         # the probe of a channel whose table is not there fails alone.
-        with pipeline.sql_client() as client:
+        with (sql or pipeline.sql_client)() as client:
             sources: dict[str, str] = {}  # channel -> a query of the distinct sale ids it names
             for channel, (table, column) in CHANNELS.items():
                 sources[channel] = ids_query(client, table, column)
@@ -109,10 +114,12 @@ def coverage_lines(coverage: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def sales_verification(pipeline: dlt.Pipeline) -> tuple[int, dt.datetime | None] | None:
+def sales_verification(
+    pipeline: dlt.Pipeline, sql: SqlClients | None = None
+) -> tuple[int, dt.datetime | None] | None:
     """(rows in `sales`, the oldest `verified_at`), or None when the destination cannot tell."""
     try:
-        with pipeline.sql_client() as client:
+        with (sql or pipeline.sql_client)() as client:
             table = client.make_qualified_table_name("sales")
             rows = client.execute_sql(f"select count(*), min(verified_at) from {table}")
     except Exception as exc:  # no sales table, or one without `verified_at`

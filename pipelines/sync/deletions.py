@@ -30,6 +30,7 @@ from typing import Any
 import dlt
 from dlt.destinations.exceptions import DatabaseUndefinedRelation
 
+from pipelines.sync.run_client import SqlClients
 from sources.platform.report import RunReport
 from sources.platform.resources import STREAMS
 from sources.platform.resources.stream import DELETED_AT
@@ -40,15 +41,18 @@ logger = logging.getLogger("platform_sync.deletions")
 _CHUNK = 500  # keys per update statement
 
 
-def mark_deletions(pipeline: dlt.Pipeline, report: RunReport, deleted_at: datetime) -> dict[str, int]:
+def mark_deletions(
+    pipeline: dlt.Pipeline, report: RunReport, deleted_at: datetime, sql: SqlClients | None = None
+) -> dict[str, int]:
     """Mark the rows not seen by this run's complete scans; the number newly marked per table.
 
     One connection for all of it: opening one per statement cost DuckDB a database open and close each
     (about 40 ms; a small incremental sync spent a second here). Every statement runs on its own outside
-    a transaction (dlt's clients autocommit), so one that fails leaves the connection to the next."""
+    a transaction (dlt's clients autocommit), so one that fails leaves the connection to the next. `sql`:
+the run's client (`run_client.py`), else one of its own."""
     marked: dict[str, int] = {}
     try:
-        with pipeline.sql_client() as client:
+        with (sql or pipeline.sql_client)() as client:
             _mark_all(client, report, deleted_at, marked)
     except Exception as exc:  # the destination would not open: the next complete scans mark them
         report.warn(f"deleted records could not be marked: {exc}")

@@ -18,6 +18,8 @@ from typing import Any
 
 import dlt
 
+from pipelines.sync.run_client import SqlClients
+
 logger = logging.getLogger("platform_sync.pipeline")
 
 
@@ -38,15 +40,16 @@ def child_tables(pipeline: dlt.Pipeline) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda pair: (depth(pair[0]), pair[0]))
 
 
-def remove_orphans(pipeline: dlt.Pipeline) -> dict[str, int]:
+def remove_orphans(pipeline: dlt.Pipeline, sql: SqlClients | None = None) -> dict[str, int]:
     """Delete the child rows without a parent row; the number deleted per table (only tables with some),
-    each said in one line. A failure is said and leaves the rows for the next run."""
+    each said in one line. A failure is said and leaves the rows for the next run. `sql`: the run's client
+(`run_client.py`), else one of its own."""
     removed: dict[str, int] = {}
     pairs = child_tables(pipeline)
     if not pairs:
         return removed
     try:
-        with pipeline.sql_client() as client:
+        with (sql or pipeline.sql_client)() as client:
             for child, parent in pairs:
                 count = _remove(client, child, parent)
                 if count:

@@ -30,6 +30,7 @@ from pipelines.sync.parallelism import parallel_normalize
 from pipelines.sync.privacy_guard import check_privacy
 from pipelines.sync.progress import SyncProgress
 from pipelines.sync.root_keys import add_root_keys
+from pipelines.sync.run_client import RunClient
 from pipelines.sync.run_history import recent_run_starts
 from pipelines.sync.state_check import follow_the_warehouse
 from pipelines.sync.working_folder import (
@@ -257,6 +258,8 @@ def sync(
         run_options["refresh"] = "drop_sources"
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     deleted: dict[str, int] = {}
+    sql = RunClient(pipeline)  # the run's own statements share one client (run_client.py)
+    place: list[str | None] = []  # where the warehouse is: the same for every pass
     reforgotten = [0]  # people blanked again by the passes before the last (each pass has its scrubber)
 
     def make_source(first: bool) -> Any:
@@ -273,9 +276,11 @@ def sync(
         return later
 
     def after_pass() -> None:
-        claim(pipeline, warehouse_place(pipeline))  # this folder's state is now this warehouse's
-        remove_orphans(pipeline)  # child rows a load killed half-way left, its package lost with the folder
-        for table, count in mark_deletions(pipeline, report, deletion_time(report)).items():
+        if not place:
+            place.append(warehouse_place(pipeline))
+        claim(pipeline, place[0])  # this folder's state is now this warehouse's
+        remove_orphans(pipeline, sql)  # child rows a load killed half-way left, its package lost with it
+        for table, count in mark_deletions(pipeline, report, deletion_time(report), sql).items():
             deleted[table] = deleted.get(table, 0) + count
 
     load_info = run_in_passes(pipeline, make_source, report, kept, after_pass, run_options)
@@ -285,7 +290,7 @@ def sync(
     # on the clock of the run's stamp (`runclock.RunClock.now`), as the run records it is read with
     checked_at = report.run_clock.now() if report.run_clock is not None else dt.datetime.now(dt.UTC)
     # the warehouse's `_platform_retired_ids` (written by the load), with what the state still holds
-    retired = all_retired_rows(pipeline, source_state)
+    retired = all_retired_rows(pipeline, source_state, sql)
     retired_sales = {row["id"] for row in retired if row["kind"] == "sale"}
     return SyncResult(
         load_info=load_info,
@@ -294,9 +299,9 @@ def sync(
         seconds={**kept.seconds, "total": total},
         report=report,
         freshness=table_freshness(
-            source_state, report, selected or list(STREAMS), checked_at, sales_verification(pipeline)
+            source_state, report, selected or list(STREAMS), checked_at, sales_verification(pipeline, sql)
         ),
-        coverage=sales_coverage(pipeline, report.configured_sale_ids, retired_sales, checked_at),
+        coverage=sales_coverage(pipeline, report.configured_sale_ids, retired_sales, checked_at, sql),
         retired=retired,
         deleted=deleted,
         extra={"checkpoints": len(kept.kept)} if kept.size else {},

@@ -301,13 +301,16 @@ def _row(
     }
 
 
-def all_retired_rows(pipeline: dlt.Pipeline, source_state: Mapping[str, Any]) -> list[dict[str, Any]]:
+def all_retired_rows(
+    pipeline: dlt.Pipeline, source_state: Mapping[str, Any], sql: Callable[[], Any] | None = None
+) -> list[dict[str, Any]]:
     """Every retired id after a sync, by kind and id: the rows of the destination's `_platform_retired_ids`,
     and those the committed source state holds that the table does not (other kinds retired after `sales`
-    copied them, a state not migrated yet)."""
+    copied them, a state not migrated yet). `sql`: a client to use (`with sql() as client`), else one of
+    its own."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     try:
-        with pipeline.sql_client() as client:
+        with (sql or pipeline.sql_client)() as client:
             table = client.make_qualified_table_name(RETIRED_TABLE)
             found = client.execute_sql(
                 f"select kind, id, first_not_found_at, retired_at, confirmations, reason from {table}"
