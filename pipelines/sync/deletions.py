@@ -49,7 +49,7 @@ def mark_deletions(
     One connection for all of it: opening one per statement cost DuckDB a database open and close each
     (about 40 ms; a small incremental sync spent a second here). Every statement runs on its own outside
     a transaction (dlt's clients autocommit), so one that fails leaves the connection to the next. `sql`:
-the run's client (`run_client.py`), else one of its own."""
+    the run's client (`run_client.py`), else one of its own."""
     marked: dict[str, int] = {}
     try:
         with (sql or pipeline.sql_client)() as client:

@@ -43,7 +43,7 @@ def child_tables(pipeline: dlt.Pipeline) -> list[tuple[str, str]]:
 def remove_orphans(pipeline: dlt.Pipeline, sql: SqlClients | None = None) -> dict[str, int]:
     """Delete the child rows without a parent row; the number deleted per table (only tables with some),
     each said in one line. A failure is said and leaves the rows for the next run. `sql`: the run's client
-(`run_client.py`), else one of its own."""
+    (`run_client.py`), else one of its own."""
     removed: dict[str, int] = {}
     pairs = child_tables(pipeline)
     if not pairs:
