@@ -9,13 +9,15 @@ as a project folder would. Subprocesses inherit it with the environment.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.support.cpu_meter"]
+# What each test costs in CPU, where psutil is installed (`dev`; the matrix's cells install without it)
+pytest_plugins = ["tests.support.cpu_meter"] if importlib.util.find_spec("psutil") else []
 
 _SESSION_DATA_DIR = tempfile.mkdtemp(prefix="platform-sync-tests-dlt-")
 os.environ["DLT_DATA_DIR"] = _SESSION_DATA_DIR
