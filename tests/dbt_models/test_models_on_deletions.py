@@ -42,8 +42,7 @@ class Builds:
 
 def _build(workdir: Path, name: str, statements: list[str], *, dbt_tests: bool = False) -> Path:
     """The fixture with `statements` applied, built; with dbt's tests when `dbt_tests`."""
-    db = workdir / name / "warehouse.duckdb"  # the name dbt's saved parse was made for (dbt_parse.py)
-    db.parent.mkdir(parents=True, exist_ok=True)
+    db = workdir / f"{name}.duckdb"
     raw_fixture.create_raw(db, statements=statements)
     pipeline = dlt.pipeline(
         pipeline_name=f"models_{name}",
