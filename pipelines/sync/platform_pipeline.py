@@ -259,7 +259,7 @@ def sync(
     finish_pending_packages(pipeline, run_options["loader_file_format"])
     deleted: dict[str, int] = {}
     sql = RunClient(pipeline)  # the run's own statements share one client (run_client.py)
-    place: list[str | None] = []  # where the warehouse is: the same for every pass
+    place: list[str | None] = [None]  # where the warehouse is: the same for every pass once resolved
     reforgotten = [0]  # people blanked again by the passes before the last (each pass has its scrubber)
 
     def make_source(first: bool) -> Any:
@@ -276,8 +276,8 @@ def sync(
         return later
 
     def after_pass() -> None:
-        if not place:
-            place.append(warehouse_place(pipeline))
+        if place[0] is None:  # asked again at each pass until the destination's settings resolve
+            place[0] = warehouse_place(pipeline)
         claim(pipeline, place[0])  # this folder's state is now this warehouse's
         remove_orphans(pipeline, sql)  # child rows a load killed half-way left, its package lost with it
         for table, count in mark_deletions(pipeline, report, deletion_time(report), sql).items():
