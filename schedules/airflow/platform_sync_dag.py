@@ -39,6 +39,15 @@ from airflow.sdk import dag, task
 logger = logging.getLogger("platform_sync.airflow")
 ACCOUNTS_AT_ONCE = 3  # accounts of one run synced at once (each has its own rate budget at the API)
 
+# dlt's Airflow secrets provider is on wherever Airflow is installed: it asks Airflow for every setting no
+# other provider has (a Variable lookup each), and in every process dlt starts for the sync it imports and
+# initializes Airflow again. Under an orchestrator dlt spawns its normalize workers (no fork), so each pass
+# paid that import twice: the accounts DAG of tests/pipelines/accounts took 130 CPU-seconds with it on, 55
+# with it off (2026-12-07). This DAG reads secrets as `platform-sync sync` does (.dlt/secrets.toml, the
+# environment); to keep them in Airflow Variables, set PROVIDERS__ENABLE_AIRFLOW_SECRETS=true in the
+# workers' environment (that choice wins over this default).
+os.environ.setdefault("PROVIDERS__ENABLE_AIRFLOW_SECRETS", "false")
+
 
 def _destination() -> str:
     """The accounts' warehouse, as `--destination` names it (PLATFORM_SYNC_DESTINATION, default duckdb)."""

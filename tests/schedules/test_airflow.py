@@ -26,12 +26,13 @@ from tests.support.faults import pipeline_in
 pytestmark = pytest.mark.xdist_group("airflow")
 
 IMPORT = """
-import json
+import json, os
 from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(dag_folder={folder!r})
 dag = bag.dags.get("platform_sync")
 print(json.dumps({{
     "errors": bag.import_errors,
+    "airflow_secrets": os.environ.get("PROVIDERS__ENABLE_AIRFLOW_SECRETS"),
     "tasks": {{t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}} if dag else None,
     "max_active_runs": dag.max_active_runs if dag else None,
     "schedule": str(dag.schedule) if dag else None,
@@ -85,6 +86,9 @@ def test_dag_imports_with_the_sync_task_then_the_models(tmp_path):
     assert found["tasks"] == {"sync": ["models"], "models": []}
     assert found["max_active_runs"] == 1
     assert found["schedule"] == "17 * * * *"
+    # dlt's Airflow secrets provider off unless the workers' environment says otherwise: with it on, every
+    # process dlt starts for a sync imports Airflow again (the DAG file's comment)
+    assert found["airflow_secrets"] == "false"
 
 
 def test_dag_import_reports_a_broken_dag(tmp_path):
