@@ -1,4 +1,6 @@
 -- An attendee's ticket is a ticket of the attendee's event.
+{{ config(severity='warn') }}
+
 select
     attendees.attendee_id,
     attendees.event_id,

@@ -1,5 +1,7 @@
 -- Warns (see _singular_tests.yml) when the newest completed load recorded departures from api-spec
 -- or quarantined records: one row per resource_name, field path and kind, and one per quarantined record.
+{{ config(severity='warn') }}
+
 {%- set loads = source('platform', '_dlt_loads') %}
 with latest_load as (
 

@@ -1,4 +1,6 @@
 -- A sale in status `paid` has a payment time (daily and monthly figures date it by it).
+{{ config(severity='warn') }}
+
 select
     sale_id,
     sale_status,

@@ -1,4 +1,6 @@
 -- A sale in status `refunded` carries a refund object with a positive refunded amount.
+{{ config(severity='warn') }}
+
 select
     sale_id,
     sale_status,

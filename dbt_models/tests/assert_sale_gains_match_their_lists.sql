@@ -1,5 +1,7 @@
 -- The partners' and affiliates' gains of a sale are the sums of the gains listed per partner and per
 -- affiliate (`partners[]`, `affiliates[]`): the child tables and their parent agree.
+{{ config(severity='warn') }}
+
 with affiliates as (
 
     select

@@ -1,5 +1,7 @@
 -- A sale's gross value is what the producer nets plus every fee plus what partners and affiliates
 -- gain: no money of a sale is unaccounted for.
+{{ config(severity='warn') }}
+
 select
     sale_id,
     gross_amount,

