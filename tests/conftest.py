@@ -30,6 +30,16 @@ os.environ["PLATFORM_SYNC_KEEP_LEGACY_FOLDER"] = "1"
 os.environ["RUNTIME__DLTHUB_TELEMETRY"] = "false"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A worker of the whole suite: every dbt run of its tests reads one saved parse of the project when
+    dbt finds it fits (tests/support/dbt_parse.py). A run of a few tests (the matrix's) does not pay
+    for it."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from tests.support.dbt_parse import share_one_parse
+
+        share_one_parse(Path(_SESSION_DATA_DIR) / "partial_parse.msgpack")
+
+
 @pytest.fixture(autouse=True)
 def _own_dlt_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / ".dlt"))

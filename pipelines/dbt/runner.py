@@ -4,8 +4,9 @@ dbt runs in a subprocess of the current interpreter (dbt's own entry point), so 
 virtualenv and never shares a DuckDB handle with dlt. The profile comes from the pipeline:
 
 - DuckDB: the committed profile `dbt_models/profiles/profiles.yml`, with `PLATFORM_SYNC_DUCKDB_PATH` set to
-  the pipeline's database file. dlt's own dbt runner is not used: its bundled DuckDB profile loads the
-  `httpfs` extension, which tries to download and fails offline.
+  the pipeline's database file (its name, with dbt run in its folder: `_run_beside_the_database`). dlt's
+  own dbt runner is not used: its bundled DuckDB profile loads the `httpfs` extension, which tries to
+  download and fails offline.
 - PostgreSQL: a profile generated into a temporary directory; the password reaches dbt through an
   environment variable, never through a file.
 
@@ -232,6 +233,7 @@ def run_models(
     with _workdir() as workdir:
         profiles_dir, env_vars = dbt_environment(pipeline, workdir)
         target = dbt_target_path(target_path)
+        cwd = _run_beside_the_database(env_vars)
         args = [
             sys.executable,
             "-c",
@@ -250,7 +252,7 @@ def run_models(
         env = {**os.environ, **env_vars, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         env.setdefault("DBT_LOG_PATH", str(workdir / "logs"))
         process = subprocess.Popen(
-            args, cwd=DBT_PROJECT_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         lines = []
         assert process.stdout is not None
@@ -261,6 +263,21 @@ def run_models(
                 sys.stdout.flush()
         returncode = process.wait()
         return ModelsResult(command, returncode, _node_results(target / "run_results.json"), "".join(lines))
+
+
+def _run_beside_the_database(env_vars: dict[str, str]) -> Path:
+    """The folder dbt runs in: the DuckDB file's, with the profile's path its name only.
+
+    dbt's partial parsing reuses the project's parse only while the profile's connection (DuckDB's path
+    included) is the same as when it was saved; with the file's name relative to the folder dbt runs in,
+    every warehouse file of one name is the same connection to it, and a saved parse serves them all (the
+    suite's hundreds of warehouses, a parse each: issue 46). `--project-dir`, `--profiles-dir` and the
+    target path are absolute or the project's, so nothing else depends on the folder."""
+    database = env_vars.get("PLATFORM_SYNC_DUCKDB_PATH")
+    if not database:
+        return DBT_PROJECT_DIR
+    env_vars["PLATFORM_SYNC_DUCKDB_PATH"] = Path(database).name
+    return Path(database).parent
 
 
 def dbt_target_path(target_path: str | Path | None = None) -> Path:

@@ -42,7 +42,8 @@ class Builds:
 
 def _build(workdir: Path, name: str, statements: list[str], *, dbt_tests: bool = False) -> Path:
     """The fixture with `statements` applied, built; with dbt's tests when `dbt_tests`."""
-    db = workdir / f"{name}.duckdb"
+    db = workdir / name / "warehouse.duckdb"  # the name dbt's saved parse was made for (dbt_parse.py)
+    db.parent.mkdir(parents=True, exist_ok=True)
     raw_fixture.create_raw(db, statements=statements)
     pipeline = dlt.pipeline(
         pipeline_name=f"models_{name}",

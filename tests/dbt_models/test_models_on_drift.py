@@ -41,7 +41,7 @@ class Built:
 @pytest.fixture(scope="module")
 def drifted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     workdir = tmp_path_factory.mktemp("drifted")
-    db = workdir / "drifted.duckdb"
+    db = workdir / "warehouse.duckdb"  # the name dbt's saved parse was made for (dbt_parse.py)
     drift_fixture.create_raw(db)
     pipeline = dlt.pipeline(
         pipeline_name="models_drifted",

@@ -51,7 +51,7 @@ def _pipeline(db: Path, workdir: Path) -> dlt.Pipeline:
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     workdir = tmp_path_factory.mktemp("clean")
-    db = workdir / "clean.duckdb"
+    db = workdir / "warehouse.duckdb"  # the name dbt's saved parse was made for (dbt_parse.py)
     raw_fixture.create_raw(db)
     pipeline = _pipeline(db, workdir)
     result = run_models(pipeline, "build", target_path=workdir / "target", echo=False)
@@ -504,7 +504,7 @@ MISSING_COLUMNS = {
 @pytest.fixture(scope="module")
 def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModelsResult, ModelsResult]:
     workdir = tmp_path_factory.mktemp("broken")
-    db = workdir / "broken.duckdb"
+    db = workdir / "warehouse.duckdb"
     statements = [statement for _, sqls, _ in BREAKAGES for statement in sqls]
     raw_fixture.create_raw(
         db, skip_tables=MISSING_TABLES, skip_columns=MISSING_COLUMNS, statements=statements
@@ -573,7 +573,7 @@ TAMPERING = [
 
 def test_reconciliation_checks_fail_on_broken_marts(clean: Built, tmp_path: Path) -> None:
     assert clean.result.success
-    db = tmp_path / "tampered.duckdb"
+    db = tmp_path / "warehouse.duckdb"
     shutil.copyfile(clean.db, db)
     with duckdb.connect(str(db)) as con:
         for _, sql, _ in TAMPERING:
