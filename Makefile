@@ -79,7 +79,7 @@ postgres-server browser: system-packages
 # The 30 slowest tests, then the suite's wall and CPU time (its workers' included): tests/README.md.
 unit: install system-packages
 	@bash -c 'TIMEFORMAT="suite: wall %R s, CPU %U s user + %S s system"; \
-		time $(BIN)/pytest -n 3 --dist loadgroup --no-loadscope-reorder -q --durations=30'
+		time $(BIN)/pytest -n 3 --dist loadgroup -q --durations=30'
 
 # The other Pythons and the lowest dlt of the declared range, each from a clean copy of the checkout:
 # install, the demo end to end and a fast part of the suite (.ci/matrix; CI_MATRIX=skip skips it).

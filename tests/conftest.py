@@ -16,11 +16,8 @@ from pathlib import Path
 
 import pytest
 
-# The costliest scheduling units first under xdist (tests/support/test_order.py); what each test costs in
-# CPU, where psutil is installed (`dev`; the matrix's cells install without it)
-pytest_plugins = ["tests.support.test_order"]
-if importlib.util.find_spec("psutil"):
-    pytest_plugins.append("tests.support.cpu_meter")
+# What each test costs in CPU, where psutil is installed (`dev`; the matrix's cells install without it)
+pytest_plugins = ["tests.support.cpu_meter"] if importlib.util.find_spec("psutil") else []
 
 _SESSION_DATA_DIR = tempfile.mkdtemp(prefix="platform-sync-tests-dlt-")
 os.environ["DLT_DATA_DIR"] = _SESSION_DATA_DIR
