@@ -120,13 +120,13 @@ def test_auth_exchanges_a_code_and_the_next_sync_uses_the_stored_token(tmp_path)
         secrets = tmp_path / ".dlt" / "secrets.toml"
         secrets.write_text('# my secrets\n[sources.platform]\nclient_id = "sandbox-demo"\n')
 
-        result = run_cli(["auth", "--code", code], env, tmp_path)
+        result = run_cli(["auth", f"--code={code}"], env, tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
         text = secrets.read_text()
         assert "# my secrets" in text and "access_token" in text and "store_products_read" in text
         assert oct(secrets.stat().st_mode & 0o777) == "0o600"
 
-        again = run_cli(["auth", "--code", code], env, tmp_path)
+        again = run_cli(["auth", f"--code={code}"], env, tmp_path)
         assert again.returncode == 1 and "already used" in again.stderr
 
         # the stored scopes let the pipeline skip what the token cannot read, without asking the API
@@ -154,7 +154,7 @@ def test_auth_for_an_account_stores_its_token_under_its_table_and_its_sync_uses_
         )
         secrets = tmp_path / ".dlt" / "secrets.toml"
 
-        result = run_cli(["auth", "--account", "acme", "--code", code], env, tmp_path)
+        result = run_cli(["auth", "--account", "acme", f"--code={code}"], env, tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "[accounts.acme]" in result.stdout
         stored = tomlkit.parse(secrets.read_text())
