@@ -1,4 +1,4 @@
--- Warns (see _singular_tests.yml) when the newest completed load recorded departures from api-spec
+-- Warns (its config below) when the newest completed load recorded departures from api-spec
 -- or quarantined records: one row per resource_name, field path and kind, and one per quarantined record.
 {{ config(severity='warn') }}
 
