@@ -7,36 +7,23 @@ the project's severity (error), so a warning of the first build failed the secon
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from pipelines.dbt.runner import DBT_PROFILES_DIR, DBT_PROJECT_DIR
+from pipelines.dbt.runner import DBT_PROJECT_DIR
+from tests.support.dbt_parse import dbt_parse
 
 pytestmark = pytest.mark.xdist_group("dbt_models_parse")
-
-ENTRY_POINT = "import sys; from dbt.cli.main import cli; sys.exit(cli())"
 
 
 def _parse(target: Path, raw_schema: str) -> dict[str, str]:
     """`dbt parse` into `target` with the raw tables in `raw_schema`: each singular test's severity."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLATFORM_SYNC_", "DBT_"))}
-    env.update(
-        PLATFORM_SYNC_DUCKDB_PATH=str(target.parent / "warehouse.duckdb"),
-        PLATFORM_SYNC_RAW_SCHEMA=raw_schema,
-        DBT_SEND_ANONYMOUS_USAGE_STATS="false",
-        DBT_LOG_PATH=str(target.parent / "logs"),
-    )
-    command = [sys.executable, "-c", ENTRY_POINT, "parse", "--quiet", "--profiles-dir", str(DBT_PROFILES_DIR)]
-    command += ["--project-dir", str(DBT_PROJECT_DIR), "--target-path", str(target)]
-    done = subprocess.run(command, env=env, cwd=DBT_PROJECT_DIR, capture_output=True, text=True, timeout=300)
+    done = dbt_parse(target, target.parent, str(target.parent / "warehouse.duckdb"), raw_schema)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     nodes = json.loads((target / "manifest.json").read_text())["nodes"].values()
     return {
-        n["name"]: n["config"]["severity"]
+        n["name"]: str(n["config"]["severity"]).lower()  # dbt reads severities case-insensitively
         for n in nodes
         if n["resource_type"] == "test" and "assert_" in n["name"]
     }

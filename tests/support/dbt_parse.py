@@ -25,21 +25,32 @@ WAREHOUSE_NAME = "warehouse.duckdb"  # the name most test warehouses have
 _ENTRY_POINT = "import sys; from dbt.cli.main import cli; sys.exit(cli())"
 
 
+def dbt_parse(
+    target: Path, workdir: Path, duckdb_path: str = WAREHOUSE_NAME, raw_schema: str = "platform_raw"
+) -> subprocess.CompletedProcess[str]:
+    """`dbt parse` of the project into `target`, run in `workdir` as `platform-sync models` runs dbt on a
+    DuckDB file at `duckdb_path` whose raw tables are in `raw_schema`; nothing of this process's dbt or
+    platform-sync settings leaks in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLATFORM_SYNC_", "DBT_"))}
+    env.update(
+        PLATFORM_SYNC_DUCKDB_PATH=duckdb_path,
+        PLATFORM_SYNC_RAW_SCHEMA=raw_schema,
+        DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+        DBT_LOG_PATH=str(workdir / "logs"),
+    )
+    command = [sys.executable, "-c", _ENTRY_POINT, "parse", "--project-dir", str(DBT_PROJECT_DIR)]
+    command += ["--profiles-dir", str(DBT_PROFILES_DIR), "--target-path", str(target)]
+    return subprocess.run(
+        command, cwd=workdir, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
 def save_parse(destination: Path) -> None:
     """`dbt parse` as `platform-sync models` runs dbt on a DuckDB `warehouse.duckdb` of the dataset
     `platform_raw` without accounts; its partial parse file moved to `destination` in one step."""
     with tempfile.TemporaryDirectory(prefix="platform-sync-dbt-parse-") as folder:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PLATFORM_SYNC_", "DBT_"))}
-        env.update(
-            PLATFORM_SYNC_DUCKDB_PATH=WAREHOUSE_NAME,
-            PLATFORM_SYNC_RAW_SCHEMA="platform_raw",
-            DBT_SEND_ANONYMOUS_USAGE_STATS="false",
-            DBT_LOG_PATH=str(Path(folder) / "logs"),
-        )
         target = Path(folder) / "target"
-        command = [sys.executable, "-c", _ENTRY_POINT, "parse", "--project-dir", str(DBT_PROJECT_DIR)]
-        command += ["--profiles-dir", str(DBT_PROFILES_DIR), "--target-path", str(target)]
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, timeout=300, check=False)
+        done = dbt_parse(target, Path(folder))
         saved = target / "partial_parse.msgpack"
         if done.returncode == 0 and saved.exists():
             os.replace(saved, destination)
