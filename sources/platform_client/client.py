@@ -7,8 +7,8 @@ Every call goes the same way: rate limiter (`ratelimit.py`) → HTTP → classif
 
 from __future__ import annotations
 
+import functools
 import logging
-import math
 import random
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -27,6 +27,7 @@ from sources.platform_client.errors import (
     MalformedResponseError,
     OperationDeferredError,
 )
+from sources.platform_client.inflight import Flows
 from sources.platform_client.operations import Operation, get_operation
 from sources.platform_client.outcomes import (
     Failed,
@@ -77,9 +78,6 @@ __all__ = [
 
 logger = logging.getLogger("platform_sync.client")
 
-# Requests kept in flight per operation: rate x latency and half again (`in_flight_wanted`), so that an
-# answer slower than the mean does not leave a grant of the limiter unused.
-IN_FLIGHT_HEADROOM = 1.5
 T = TypeVar("T")
 K = TypeVar("K")
 P = TypeVar("P", bound=PagedBody)
@@ -151,7 +149,6 @@ class PlatformClient:
         self._deferred: dict[str, OperationDeferredError] = {}
         self._deferred_lock = threading.Lock()
         self._retried_kinds: set[tuple[FailureKind, int | None]] = set()  # logged once (`retry_or_raise`)
-        self._backing_off: dict[str, int] = {}  # operation -> requests sleeping before a retry
         self.base_url = str(url).rstrip("/")
         self.items_per_page = items_per_page
         self._redactor = Redactor([access_token])
@@ -167,6 +164,8 @@ class PlatformClient:
         self._stats = StatsBook()
         self._pages_ahead = max(1, pages_ahead)
         self._pages = PagePool(pages_ahead_total)
+        # how many requests of each operation go at once, and the gate they pass (`inflight.py`)
+        self._flows = Flows(self._pages_ahead, self._pages.total)
         self._server_time = ServerTime()
         self._http = httpx.Client(
             base_url=self.base_url,
@@ -203,19 +202,13 @@ class PlatformClient:
         return self._limiters.rates
 
     def in_flight_wanted(self, operation_name: str, least: int, most: int) -> int:
-        """How many requests of an operation to keep in flight: the pace its rate limiter grants at its
-        ceiling times the latency its answers took so far, with half again as headroom (in flight ~ rate
-        x latency), plus those sleeping before a retry (a request backing off gives its slot back); at
-        least `least`, at most `most`. `least` while nothing is measured or the operation is unlimited."""
+        """How many requests of an operation a reader may keep in flight (`inflight.OperationFlow.wanted`):
+        the pace its rate limiter grants at its ceiling times the latency its answers take, with half again
+        as headroom, within its congestion window, plus those sleeping before a retry (a request backing
+        off gives its slot back); at least `least` (unless congestion cut the window), at most `most`.
+        `least` while nothing is measured or the operation is unlimited."""
         schedule = self._limiters.get(operation_name).schedule()
-        stats = self._stats.snapshot().get(operation_name)
-        with self._deferred_lock:
-            backing_off = self._backing_off.get(operation_name, 0)
-        wanted = least
-        if schedule is not None and stats is not None and stats.answers:
-            latency = stats.answer_seconds / stats.answers
-            wanted = max(least, math.ceil(schedule.per_second * latency * IN_FLIGHT_HEADROOM))
-        return max(least, min(most, wanted + backing_off))
+        return self._flows.get(operation_name).wanted(schedule, least, most)
 
     def schedule(self, operation_name: str) -> Schedule | None:
         """An operation's rate-limit schedule for a time-left estimate (`ratelimit.Schedule`)."""
@@ -264,10 +257,7 @@ class PlatformClient:
         def fetch(key: K) -> Any:
             return self.request(operation_name, path_params(key), params)
 
-        def ahead() -> int:
-            return self.in_flight_wanted(operation_name, self._pages_ahead, self._pages.total)
-
-        return in_order(keys, fetch, self._pages, ahead)
+        return in_order(keys, fetch, self._pages, self._ahead(operation_name))
 
     def paginate(
         self,
@@ -334,13 +324,18 @@ class PlatformClient:
         def on_loop() -> None:
             self._stats.add(operation.name, errors=1)
 
-        return walk_pages(operation.name, fetch, self._pages, self._pages_ahead, on_loop, distinct)
+        return walk_pages(operation.name, fetch, self._pages, self._ahead(operation.name), on_loop, distinct)
 
     def walk_tail_pages(
         self, operation: Operation, fetch: Callable[[int], P], first: int, known_last: int
     ) -> Iterator[P]:
         """The last pages of a list sent oldest first, the last first (`walking.walk_tail`)."""
-        return walk_tail(operation.name, fetch, self._pages, self._pages_ahead, first, known_last)
+        return walk_tail(operation.name, fetch, self._pages, self._ahead(operation.name), first, known_last)
+
+    def _ahead(self, operation_name: str) -> Callable[[], int]:
+        """How many requests a fan or a walk of the operation keeps in flight, asked as each answer is
+        taken: `in_flight_wanted`, at least `pages_ahead`, at most the pool's total."""
+        return functools.partial(self.in_flight_wanted, operation_name, self._pages_ahead, self._pages.total)
 
     # internals --------------------------------------------------------------------------------------------
 
@@ -377,14 +372,16 @@ class PlatformClient:
         """The parsed answer and the try it came at, counting from `first_attempt` (a page whose body
         did not decode is asked for again from the next try: `PagedList.retry_malformed`)."""
         limiter = self._limiters.get(operation.name)
+        flow = self._flows.get(operation.name)
         attempt = first_attempt - 1
         while True:
             attempt += 1
             self._raise_if_deferred(operation)
-            permit = limiter.acquire()
-            self._raise_if_deferred(operation)  # deferred while this thread waited for its turn
-            self._stats.add(operation.name, requests=1, rate_limit_wait_seconds=permit.waited)
-            outcome = self._attempt(operation, path, query, body, parse, permit)
+            with flow.slot(limiter.schedule()):  # one of the operation's slots, for this try
+                permit = limiter.acquire()
+                self._raise_if_deferred(operation)  # deferred while this thread waited for its turn
+                self._stats.add(operation.name, requests=1, rate_limit_wait_seconds=permit.waited)
+                outcome = self._attempt(operation, path, query, body, parse, permit)
             if not isinstance(outcome, Failed):
                 return outcome, attempt
             self.retry_or_raise(operation, outcome, attempt)
@@ -452,13 +449,9 @@ class PlatformClient:
             " (further retries after this kind of failure are logged at debug level)" if first else "",
         )
         self._stats.add(operation.name, retries=1, backoff_seconds=delay)
-        with self._deferred_lock:  # a request sleeping before its retry is not one in flight
-            self._backing_off[operation.name] = self._backing_off.get(operation.name, 0) + 1
-        try:
+        # a request sleeping before its retry is not one in flight: its slot is free meanwhile
+        with self._flows.get(operation.name).sleeping():
             self._clock.sleep(delay)
-        finally:
-            with self._deferred_lock:
-                self._backing_off[operation.name] -= 1
 
     def _attempt(
         self,
@@ -483,8 +476,10 @@ class PlatformClient:
                 type(exc).__name__,
                 self._clock.monotonic() - started,
             )
+            self._flows.get(operation.name).failed_to_answer()
             return transport_failure(operation, exc, url, self._redactor.redact)
-        self._stats.add(operation.name, answers=1, answer_seconds=self._clock.monotonic() - started)
+        seconds = self._clock.monotonic() - started
+        self._stats.add(operation.name, answers=1, answer_seconds=seconds)
         self._server_time.observe(response.headers.get("Date"), self._clock.now())
         url = self._redact_url(response.request.url)
         logger.debug(
@@ -496,12 +491,14 @@ class PlatformClient:
             self._clock.monotonic() - started,
         )
         if response.is_success:
+            self._flows.get(operation.name).answered(seconds, congested=False)
             self._limiters.get(operation.name).on_success(permit)
             try:
                 return parse(response)
             except MalformedResponseError as exc:
                 return malformed_failure(operation, exc)
         failed = status_failure(operation, response, url, self._redactor.redact)
+        foreign = 0
         if response.status_code == 429:
             retry_after = self._policy.server_delay(failed.failure, self._clock.now())
             if self._beyond_patience(failed.failure):
@@ -515,6 +512,9 @@ class PlatformClient:
             )
             foreign = int(verdict is Verdict.FOREIGN)
             self._stats.add(operation.name, rate_limited=1, foreign_rate_limited=foreign)
+        # a 5xx or a 429 of our own pace is a sign of congestion; another app's 429 says nothing of ours
+        congested = response.status_code >= 500 or (response.status_code == 429 and not foreign)
+        self._flows.get(operation.name).answered(seconds, congested)
         return failed
 
     def redact(self, text: str) -> str:

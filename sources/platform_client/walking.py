@@ -1,7 +1,8 @@
 """Walking a paged list fast and safely: pages fetched ahead concurrently, a list that moves read again.
 
 **Pages ahead.** Once a page has said how many pages the list has (`pages`), the walk asks for the next
-ones together when the caller asks for the next page, up to `pages_ahead` at a time per walk (so they are
+ones together when the caller asks for the next page, up to `pages_ahead()` at a time per walk (asked as
+each page is taken: the operation's rule of `inflight.py`, so they are
 in flight while the caller works on the page it took), from threads
 shared by every walk of the client (`PagePool`, at most `total` requests of pages ahead at once). Each
 request still goes through the operation's rate limiter, retry policy and decoding (`fetch`: the
@@ -164,7 +165,7 @@ def walk_pages(
     operation: str,
     fetch: Callable[[int], P],
     pool: PagePool,
-    pages_ahead: int,
+    pages_ahead: Callable[[], int],
     on_loop: Callable[[], None],
     distinct: bool = False,
 ) -> Iterator[P]:
@@ -203,7 +204,7 @@ def _one_walk(
     walk: PageWalk,
     fetch: Callable[[int], P],
     pool: PagePool,
-    pages_ahead: int,
+    pages_ahead: Callable[[], int],
     on_loop: Callable[[], None],
     watch: MoveWatch,
 ) -> Iterator[P]:
@@ -239,7 +240,7 @@ def _one_walk(
                 yield page  # nothing more is asked for until the caller asks for the next page
                 taken += 1
                 if number is not None and taken >= SEQUENTIAL_PAGES:
-                    window = min(max(1, pages_ahead), window * 2)
+                    window = min(max(1, pages_ahead()), window * 2)
             if number is not None:
                 _plan(ahead, walk.upcoming(window) if window > 1 else [], fetch, pool)
     finally:
@@ -249,9 +250,11 @@ def _one_walk(
 def _plan(
     ahead: deque[tuple[int, Future[P]]], wanted: list[int], fetch: Callable[[int], P], pool: PagePool
 ) -> None:
-    """Make `ahead` hold the requests of the `wanted` page numbers, in order."""
+    """Make `ahead` hold the requests of the `wanted` page numbers, in order. When fewer are wanted than
+    are held (the operation's window was cut), those held stay: they are in flight or next."""
     held = [number for number, _ in ahead]
-    if held != wanted[: len(held)]:
+    common = min(len(held), len(wanted))
+    if held[:common] != wanted[:common]:
         _cancel(ahead)
         held = []
     for number in wanted[len(held) :]:
@@ -295,7 +298,7 @@ def walk_tail(
     operation: str,
     fetch: Callable[[int], P],
     pool: PagePool,
-    pages_ahead: int,
+    pages_ahead: Callable[[], int],
     first: int,
     known_last: int,
 ) -> Iterator[P]:
@@ -369,7 +372,11 @@ def _forward_to_end(operation: str, fetch: Callable[[int], P], start: P, number:
 
 
 def _in_turn(
-    operation: str, numbers: Iterable[int], fetch: Callable[[int], P], pool: PagePool, ahead: int
+    operation: str,
+    numbers: Iterable[int],
+    fetch: Callable[[int], P],
+    pool: PagePool,
+    ahead: Callable[[], int],
 ) -> Iterator[P]:
     """The pages `numbers`, in that order, up to `ahead` in flight in `pool`; those not yet sent are
     cancelled when the caller stops."""
@@ -377,7 +384,7 @@ def _in_turn(
     try:
         for number in numbers:
             pending.append((number, pool.submit(fetch, number)))
-            if len(pending) >= max(1, ahead):
+            if len(pending) >= max(1, ahead()):
                 number, future = pending.popleft()
                 yield _same_page(operation, future.result(), number)
         while pending:

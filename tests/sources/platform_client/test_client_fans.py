@@ -166,6 +166,10 @@ def test_a_request_sleeping_before_its_retry_gives_its_slot_back(make_client, cl
 
     clock.sleep = sleep
     client, _ = make_client(handler, rate_limit_time_scale=60, backoff_base=0.5)
+    assert client.in_flight_wanted("sale_details", 4, 16) == 4
     assert client.request("sale_details", path_params={"id": "s1"}) == {"id": "s"}
-    assert seen == [5]  # the least and the one backing off
-    assert client.in_flight_wanted("sale_details", 4, 16) == 4  # awake again: its slot is its own
+    # the 503 cut the window of the one request in flight to one (`inflight.py`); the one backing off
+    # adds its slot to it
+    assert seen == [1 + 1]
+    # awake again, its slot is its own; its answer widened the window by one
+    assert client.in_flight_wanted("sale_details", 4, 16) == 2
