@@ -247,7 +247,8 @@ def _run_sync(options: argparse.Namespace) -> int:
     request = sync_request(options)
     resources, source_options = request.resources, request.source_options
     progress = progress_for(options.log_format, interval=options.progress_interval, quiet=options.no_progress)
-    interruption, kept = Interruption(on_signal=lambda signum: None), Checkpoints(request.checkpoint_requests)
+    interruption = Interruption(on_signal=lambda signum: None)
+    kept = Checkpoints.of(request.checkpoint_requests)
     with stop_on_signals(interruption):
         check_destination_config(PIPELINE_NAME, options.destination, options.dataset)  # before any state
         pipeline = make_pipeline(options.destination, options.dataset, progress=progress)

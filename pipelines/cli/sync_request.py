@@ -7,7 +7,7 @@ import argparse
 import logging
 from dataclasses import dataclass, field
 
-from pipelines.sync.checkpoints import DEFAULT_CHECKPOINT_REQUESTS, checkpoint_requests
+from pipelines.sync.checkpoints import checkpoint_requests
 from pipelines.sync.messages import HoldResourceOutcomes
 from pipelines.sync.platform_pipeline import check_resource_names
 from pipelines.sync.preflight import check_destination_name
@@ -20,7 +20,7 @@ class SyncRequest:
 
     resources: list[str] | None
     source_options: dict[str, object] = field(default_factory=dict)
-    checkpoint_requests: int = DEFAULT_CHECKPOINT_REQUESTS
+    checkpoint_requests: int | None = None  # None: unset, the default (`Checkpoints.of`)
 
 
 def sync_request(options: argparse.Namespace) -> SyncRequest:

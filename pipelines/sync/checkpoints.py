@@ -14,6 +14,10 @@ loaded is finished by the next run, `finish_pending_packages`); the next run goe
 last finished pass committed. `checkpoint_requests = 0` runs the whole run in one pass, as before.
 
 The setting: `checkpoint_requests` under `[sync]` in .dlt/config.toml, or `SYNC__CHECKPOINT_REQUESTS`.
+Unset, a pass is `DEFAULT_CHECKPOINT_REQUESTS` sale details, or as many as the sale details' rate limit
+allows in a minute when that is more (issue 45: at limits raised for an account, or scaled in a test
+world, passes of 150 would stop the details for a load every few seconds; a minute of requests keeps the
+loads a small share of the run, and a kill still loses at most a minute of them).
 """
 
 from __future__ import annotations
@@ -35,18 +39,19 @@ from sources.platform_client.errors import ConfigurationError
 logger = logging.getLogger("platform_sync.pipeline")
 
 CHECKPOINT_SETTING = "sync.checkpoint_requests"
-# Sale details per pass: five minutes at the API's 30 a minute.
+# Sale details per pass: five minutes at the API's 30 a minute (unset: at least a minute at the limit).
 DEFAULT_CHECKPOINT_REQUESTS = 150
 SALES = "sales"
 
 
-def checkpoint_requests(value: Any = None) -> int:
-    """The configured checkpoint (`value`, else `[sync] checkpoint_requests`, else the default): a whole
-    number of sale details, 0 for none; a ConfigurationError in one line on anything else."""
+def checkpoint_requests(value: Any = None) -> int | None:
+    """The configured checkpoint (`value`, else `[sync] checkpoint_requests`): a whole number of sale
+    details, 0 for none, None when unset (the default: `Checkpoints.of`); a ConfigurationError in one
+    line on anything else."""
     if value is None:
         value = dlt.config.get(CHECKPOINT_SETTING)
     if value is None:
-        return DEFAULT_CHECKPOINT_REQUESTS
+        return None
     try:
         number = int(str(value).strip())
     except ValueError:
@@ -74,6 +79,15 @@ class Checkpoints:
 
     size: int  # sale details per pass; 0: one pass
     kept: list[Checkpoint] = field(default_factory=list)
+    # the size is the default: a pass is at least a minute of sale details at their rate limit
+    at_least_a_minute: bool = False
+
+    @classmethod
+    def of(cls, configured: int | None) -> Checkpoints:
+        """The checkpoints of a configured size (`checkpoint_requests`), or of the default's."""
+        if configured is None:
+            return cls(DEFAULT_CHECKPOINT_REQUESTS, at_least_a_minute=True)
+        return cls(configured)
 
     @property
     def rows(self) -> dict[str, int]:
@@ -118,7 +132,7 @@ def run_in_passes(
     """Run the first pass (`make_source(True)`: the selected resources), then passes of `sales` alone
     (`make_source(False)`) while the run has sale details left to fetch; `after_pass` after each load.
     The last pass's load info."""
-    passes = SalePasses(checkpoints.size) if checkpoints.size > 0 else None
+    passes = SalePasses(checkpoints.size, checkpoints.at_least_a_minute) if checkpoints.size > 0 else None
     report.sale_passes = passes
     options = dict(run_options)
     load_info = _one_pass(pipeline, make_source(True), passes, checkpoints, after_pass, options)

@@ -225,10 +225,11 @@ def sync(
     The run loads in passes of `checkpoint_requests` sale details each (`pipelines/sync/checkpoints.py`),
     whoever calls it (the command line, the accounts, Dagster, Airflow): `checkpoints` given, its size
     and its `kept` say which passes finished while it runs (the command line reads them on a signal);
-    without, the configured size (`[sync] checkpoint_requests`, 0: one pass)."""
+    without, the configured size (`[sync] checkpoint_requests`, 0: one pass; unset, 150 or a minute of
+    sale details at their rate limit)."""
     selected = check_resource_names(resources) if resources else None
     # a bad setting: one line, before any request
-    kept = checkpoints if checkpoints is not None else Checkpoints(checkpoint_requests())
+    kept = checkpoints if checkpoints is not None else Checkpoints.of(checkpoint_requests())
     report = RunReport()
     display = pipeline.collector
     if isinstance(display, SyncProgress):

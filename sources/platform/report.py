@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ class SalePasses:
     passes so far did, so that the next one goes on from there instead of repeating it."""
 
     checkpoint: int  # sale details per pass
+    # at least a minute of sale details at their rate limit, when more than `checkpoint` (its default)
+    at_least_a_minute: bool = False
     cycle_only: bool = False  # a pass for the re-verification cycle alone (the rest of the run was done)
     fetched: set[str] = field(default_factory=set)  # sale ids requested by the passes so far
     spent: int = 0  # sale details requested by the passes so far
@@ -70,10 +73,17 @@ class SalePasses:
     # the last pass's sale details: (budget, spent, cycle reserve, reverified); None: `sales` did not run
     last: tuple[int, int, int, int] | None = None
 
-    def plan(self, run_budget: int, run_reserve: int, reserve_of: Callable[[int], int]) -> tuple[int, int]:
-        """This pass's (budget, cycle reserve): the checkpoint within what the run has left, and its share
-        of the cycle (`reserve_of(budget)`; all of it in a pass for the cycle alone) within the run's."""
-        budget = max(0, min(self.checkpoint, run_budget - self.spent))
+    def plan(
+        self, run_budget: int, run_reserve: int, reserve_of: Callable[[int], int], per_minute: float = 0.0
+    ) -> tuple[int, int]:
+        """This pass's (budget, cycle reserve): the checkpoint (or, `at_least_a_minute`, the sale details
+        their limit allows in a minute, `per_minute`, when more) within what the run has left, and its
+        share of the cycle (`reserve_of(budget)`; all of it in a pass for the cycle alone) within the
+        run's."""
+        checkpoint = self.checkpoint
+        if self.at_least_a_minute:
+            checkpoint = max(checkpoint, math.floor(per_minute))
+        budget = max(0, min(checkpoint, run_budget - self.spent))
         cycle_left = max(0, run_reserve - self.reverified)
         reserve = min(cycle_left, budget if self.cycle_only else reserve_of(budget))
         return budget, reserve

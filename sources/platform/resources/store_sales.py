@@ -307,8 +307,12 @@ def _read_sales(ctx: SourceContext, stream: Stream, changed: list[str]) -> Itera
     if passes is not None:
         passes.cycle = cycle
         run_budget = budget
+        schedule = ctx.client.schedule(stream.operation)  # the limit's pace, for a pass of a minute
         budget, reserve = passes.plan(
-            budget, reserve, lambda pass_budget: budget_share(settings.sales_reverify_share, pass_budget)
+            budget,
+            reserve,
+            lambda pass_budget: budget_share(settings.sales_reverify_share, pass_budget),
+            per_minute=schedule.per_second * 60 if schedule is not None else 0.0,
         )
         on_planned = _planned_within(ctx.report.plan_sale_details, passes.spent, run_budget)
     fetcher = SaleFetcher(

@@ -23,6 +23,7 @@ from pipelines.accounts import DEFAULT_ACCOUNT, account_named, sync_account
 from pipelines.sync.checkpoints import Checkpoints
 from pipelines.sync.platform_pipeline import sync
 from sandbox.running import SandboxHandle, running_sandbox
+from sources.platform.report import SalePasses
 from tests.support.cli import PLATFORM_SYNC, cli_env, run_cli
 from tests.support.faults import pipeline_in
 from tests.support.scan_budget import FANS_WAIT
@@ -46,6 +47,32 @@ def options(sandbox: SandboxHandle, **overrides: Any) -> dict[str, Any]:
 
 def sale_details(sandbox: SandboxHandle) -> int:
     return int(sum(sandbox.stats()["operations"].get("sale_details", {}).values()))
+
+
+def test_an_unset_checkpoint_is_at_least_a_minute_of_sale_details_at_their_limit():
+    """Unset, a pass is 150 sale details, or what their rate limit allows in a minute when more (issue 45:
+    at raised limits, passes of 150 stopped the details for a load every few seconds); a configured size
+    is kept as it is, whatever the limit."""
+    unset, configured = Checkpoints.of(None), Checkpoints.of(150)
+    assert (unset.size, unset.at_least_a_minute, configured.at_least_a_minute) == (150, True, False)
+
+    def plan(passes: SalePasses, per_minute: float, run_budget: int = 10_000) -> int:
+        return passes.plan(run_budget, 0, lambda budget: 0, per_minute=per_minute)[0]
+
+    assert plan(SalePasses(150, at_least_a_minute=True), 30.0) == 150  # the spec's 30 a minute
+    assert plan(SalePasses(150, at_least_a_minute=True), 1800.0) == 1800  # 60 times the spec's
+    assert plan(SalePasses(150, at_least_a_minute=True), 1800.0, run_budget=700) == 700  # the run's left
+    assert plan(SalePasses(150), 1800.0) == 150  # configured: kept
+
+
+def test_an_unset_checkpoint_loads_a_run_at_raised_limits_in_one_pass(sandbox, tmp_path):
+    """The sandbox's limits 6,000 times the spec's: a minute of sale details is far more than the run
+    has, so the run is one pass, where 150 a pass made two."""
+    sandbox.reset_stats()
+    kept = Checkpoints.of(None)
+    result = sync(pipeline_in(tmp_path / "unset"), source_options=options(sandbox), checkpoints=kept)
+    assert result.report.failed == {} and sale_details(sandbox) > 150  # 150 a pass: two passes
+    assert len(kept.kept) == 1 and kept.kept[0].sale_details == sale_details(sandbox)
 
 
 def test_a_first_sync_loads_in_passes_and_ends_as_one_pass_does(sandbox, tmp_path):
