@@ -48,13 +48,17 @@ class _Message(Generic[T]):
     error: BaseException | None = None
 
 
-def interleaved(walks: Iterable[Callable[[], Iterator[T]]], parallel: int, depth: int) -> Iterator[T]:
-    """The items of every walk (a function starting one), up to `parallel` walks at a time, in the order
-    they arrive; one walk after the other, in this thread, if `parallel` is 1."""
-    if parallel <= 1:
+def interleaved(
+    walks: Iterable[Callable[[], Iterator[T]]], parallel: int | Callable[[], int], depth: int
+) -> Iterator[T]:
+    """The items of every walk (a function starting one), up to `parallel` walks at a time (a function:
+    asked again as items arrive, e.g. the operation's rule of requests in flight), in the order they
+    arrive; one walk after the other, in this thread, if `parallel` is 1."""
+    if not callable(parallel) and parallel <= 1:
         for walk in walks:
             yield from walk()
         return
+    at_once: Callable[[], int] = parallel if callable(parallel) else lambda: parallel
     pending = iter(walks)
     outbox: queue.Queue[_Message[T]] = queue.Queue(maxsize=max(1, depth))
     stopped = threading.Event()
@@ -73,16 +77,21 @@ def interleaved(walks: Iterable[Callable[[], Iterator[T]]], parallel: int, depth
         return True
 
     running = 0
+    more = True  # walks not started yet may remain
     try:
-        while running < parallel and start_next():
-            running += 1
+        while more and running < at_once():
+            more = start_next()
+            running += more
         while running:
             message = outbox.get()
             if message.error is not None:
                 raise message.error
             if message.last:
                 running -= 1
-                running += start_next()
+            while more and running < at_once():  # a walk ended, or more are wanted at once now
+                more = start_next()
+                running += more
+            if message.last:
                 continue
             yield message.item  # type: ignore[misc]  # a page message always carries its item
     finally:
@@ -133,14 +142,15 @@ class FanItem(Generic[K, T]):
 
 def fan_out(
     walks: Iterable[tuple[K, Callable[[], Iterator[T]]]],
-    parallel: int,
+    parallel: int | Callable[[], int],
     depth: int,
     tolerated: tuple[type[BaseException], ...] = (),
 ) -> Iterator[FanItem[K, T]]:
     """The walks of a fan (one list per parent: an event's attendees, a student's enrollments, a date
-    window), up to `parallel` at once, their pages as they come. Each walk's items come in its order,
-    ended by `done`, or by an `error` of a `tolerated` kind (any other error stops every walk and is
-    raised). Only the pages are fetched in the walks' threads: the caller reads them in its own."""
+    window), up to `parallel` at once (a function: asked again as pages come), their pages as they
+    come. Each walk's items come in its order, ended by `done`, or by an `error` of a `tolerated` kind
+    (any other error stops every walk and is raised). Only the pages are fetched in the walks' threads:
+    the caller reads them in its own."""
 
     def tagged(parent: K, walk: Callable[[], Iterator[T]]) -> Callable[[], Iterator[FanItem[K, T]]]:
         def run() -> Iterator[FanItem[K, T]]:

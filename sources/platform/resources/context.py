@@ -49,6 +49,9 @@ from sources.platform.settings import SourceSettings
 from sources.platform_client.client import PlatformClient
 from sources.platform_client.operations import OPERATIONS_BY_NAME
 
+# The most lists of one reader walked at once, whatever the operation's rule asks (`pages`).
+MOST_WALKS_AT_ONCE = 16
+
 
 @dataclass
 class SourceContext:
@@ -185,8 +188,15 @@ class SourceContext:
                 cursor=cursor_at,
             )
             walks.append((index, functools.partial(road.walk, one.params, one.path_params, distinct)))
+        # More lists at once than `parallel` when the operation's rule asks more (its rate x latency: many
+        # small lists of one page each are that many requests); their requests pass its gate all the same.
+        at_once = (
+            functools.partial(self.client.in_flight_wanted, stream.operation, parallel, MOST_WALKS_AT_ONCE)
+            if parallel > 1
+            else parallel
+        )
         first = True
-        for item in fan_out(walks, parallel, depth, tolerated):
+        for item in fan_out(walks, at_once, depth, tolerated):
             one = lists[item.parent]
             if item.page is None:  # the list's walk ended
                 if on_end is not None:

@@ -149,3 +149,24 @@ def test_fan_out_raises_an_error_it_does_not_tolerate():
 
     with pytest.raises(ValueError, match="boom"):
         list(fan_out([("x", broken)], parallel=2, depth=2))
+
+
+def test_walks_at_once_follow_a_function_asked_again_as_items_arrive() -> None:
+    """`parallel` as a function (the operation's rule of requests in flight): two walks at once while it
+    says 2, four once it says 4; never more than it says. Four walks must be running together to pass
+    the barrier, so a reader that kept to two would fail it."""
+    walks = Walks()
+    wanted = [2]
+    together = threading.Barrier(4, timeout=WAIT)
+    first = [walks.walk(f"a{i}", 3) for i in range(2)]
+    then = [walks.walk(f"b{i}", 1, started=together) for i in range(4)]
+    items = []
+    for item in interleaved([*first, *then], lambda: wanted[0], depth=2):
+        items.append(item)
+        if len(items) == 1:
+            assert walks.most_running <= 2
+            wanted[0] = 4
+    assert sorted(items) == sorted(
+        [f"a{i}{j}" for i in range(2) for j in range(3)] + [f"b{i}0" for i in range(4)]
+    )
+    assert walks.most_running == 4
