@@ -60,6 +60,7 @@ from sources.platform_client.stats import OperationStats, StatsBook, total_stats
 from sources.platform_client.walking import (
     DEFAULT_PAGES_AHEAD,
     DEFAULT_PAGES_AHEAD_TOTAL,
+    MOST_AHEAD_PER_OPERATION,
     PagePool,
     in_order,
     walk_pages,
@@ -105,8 +106,9 @@ class PlatformClient:
 
     `max_retries` is the number of tries per request, the first included (contracts part 3). Limits are
     requests per minute by operation name (spec part 8 by default); `rate_limit_time_scale` divides every
-    window. A paged list has up to `pages_ahead` pages requested ahead of the one its caller takes, and
-    all walks together up to `pages_ahead_total` (`walking.py`; 1 walks one page at a time).
+    window. A paged list has at least `pages_ahead` pages requested ahead of the one its caller takes (more
+    as the operation's rule asks, `inflight.py`), and all walks together up to `pages_ahead_total`
+    (`walking.py`; both 1 walk one page at a time).
     `clock`, `rng` and the backoff settings exist for tests and tuning.
     """
 
@@ -165,7 +167,8 @@ class PlatformClient:
         self._pages_ahead = max(1, pages_ahead)
         self._pages = PagePool(pages_ahead_total)
         # how many requests of each operation go at once, and the gate they pass (`inflight.py`)
-        self._flows = Flows(self._pages_ahead, self._pages.total)
+        self._most_ahead = min(self._pages.total, max(self._pages_ahead, MOST_AHEAD_PER_OPERATION))
+        self._flows = Flows(self._pages_ahead, self._most_ahead)
         self._server_time = ServerTime()
         self._http = httpx.Client(
             base_url=self.base_url,
@@ -334,8 +337,9 @@ class PlatformClient:
 
     def _ahead(self, operation_name: str) -> Callable[[], int]:
         """How many requests a fan or a walk of the operation keeps in flight, asked as each answer is
-        taken: `in_flight_wanted`, at least `pages_ahead`, at most the pool's total."""
-        return functools.partial(self.in_flight_wanted, operation_name, self._pages_ahead, self._pages.total)
+        taken: `in_flight_wanted`, at least `pages_ahead`, at most `MOST_AHEAD_PER_OPERATION` (or the
+        pool's total, when smaller)."""
+        return functools.partial(self.in_flight_wanted, operation_name, self._pages_ahead, self._most_ahead)
 
     # internals --------------------------------------------------------------------------------------------
 

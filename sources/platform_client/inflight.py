@@ -4,11 +4,13 @@ reader that uses it (issue 45).
 **The rule** (`OperationFlow.wanted`): the pace the operation's rate limiter grants at its ceiling times
 the latency its answers take (a moving average, `LATENCY_WEIGHT` to the newest answer), and half again as
 headroom (in flight ~ rate x latency), at least the caller's least and at most its most; the least while
-nothing is measured or the operation has no limit. Within that, a congestion window: it grows by one with
-each answer that is not a sign of congestion and halves (never below one) on one that is, a 5xx, a
-timeout or a connection that failed, or a 429 our own pace caused (another app's 429 says nothing about
-our concurrency: the rate limiter waits it out). Requests sleeping before a retry are not in flight: each
-adds one to what the readers may send (a request that backs off gives its slot back).
+nothing is measured. An operation without a known limit (the spec states five) is probed: the least, then
+one more with each answer, up to the most (a 429 then gives the limiter a limit). Within that, a
+congestion window: it grows by one with each answer that is not a sign of congestion and halves (never
+below one) on one that is, a 5xx, a timeout or a connection that failed, or a 429 our own pace caused
+(another app's 429 says nothing about our concurrency: the rate limiter waits it out). Requests sleeping
+before a retry are not in flight: each adds one to what the readers may send (a request that backs off
+gives its slot back).
 
 **The gate** (`OperationFlow.slot`): every try of an operation holds one of its slots from before it asks
 the rate limiter for its turn until its answer. However many readers send requests of one operation (a
@@ -46,6 +48,7 @@ class OperationFlow:
         self.window: int | None = None  # the congestion window; None: no cut, or grown back (the rule alone)
         self.active = 0  # tries holding a slot
         self.backing_off = 0  # requests sleeping before a retry
+        self.grown = 0  # answers that were no sign of congestion, up to `most` (an unlimited operation)
         # cut since the last answer that was no sign of congestion: the failures of one flight (a burst
         # of 503s answering requests sent together) cut the window once, not once each
         self._cut_pending = False
@@ -59,8 +62,11 @@ class OperationFlow:
             return min(most, self._limit(schedule, least, most) + self.backing_off)
 
     def _limit(self, schedule: Schedule | None, least: int, most: int) -> int:
-        target = least
-        if schedule is not None and self.latency is not None:
+        if schedule is None:  # no limit known: probed, from the least up by one with each answer
+            target = least + self.grown
+        elif self.latency is None:
+            target = least
+        else:
             target = math.ceil(schedule.per_second * self.latency * IN_FLIGHT_HEADROOM)
         target = max(1, least, min(most, target))
         return target if self.window is None else max(1, min(target, self.window))
@@ -90,6 +96,9 @@ class OperationFlow:
                 self._cut()
                 return
             self._cut_pending = False
+            if self.grown < self.most:
+                self.grown += 1
+                self._changed.notify_all()
             if self.window is not None:
                 self.window += 1
                 if self.window >= self.most:

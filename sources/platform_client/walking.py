@@ -60,7 +60,10 @@ DEFAULT_PAGES_AHEAD = 8
 SEQUENTIAL_PAGES = 3
 # The statuses a server may answer a page past the end of a list with, besides an empty page.
 PAST_THE_END = frozenset({400, 404, 416, 422})
-DEFAULT_PAGES_AHEAD_TOTAL = 16
+# The pool's threads: requests ahead of every walk and fan together (two fans of 16 at once).
+DEFAULT_PAGES_AHEAD_TOTAL = 32
+# The most requests of one operation a walk or a fan keeps in flight, whatever its rule asks.
+MOST_AHEAD_PER_OPERATION = 16
 
 
 class PagePool:

@@ -64,7 +64,7 @@ def walk(client: PlatformClient, operation: str = "list_products"):
 
 def test_concurrent_pages_give_the_same_pages_rows_and_requests_as_a_sequential_walk():
     sequential_api, concurrent_api = SlowPages(ITEMS, 0.01), SlowPages(ITEMS, 0.05)
-    with client_on(sequential_api, items_per_page=5, pages_ahead=1) as sequential:
+    with client_on(sequential_api, items_per_page=5, pages_ahead=1, pages_ahead_total=1) as sequential:
         one_by_one = walk(sequential)
     with client_on(concurrent_api, items_per_page=5, pages_ahead=8) as concurrent:
         together = walk(concurrent)
@@ -75,7 +75,9 @@ def test_concurrent_pages_give_the_same_pages_rows_and_requests_as_a_sequential_
     assert sorted(concurrent_api.requested) == sequential_api.requested == list(range(1, 20))
     assert (stats.requests, stats.retries, stats.errors) == (19, 0, 0)
     assert sequential_api.most_in_flight == 1
-    assert 4 < concurrent_api.most_in_flight <= 8  # 8 ahead at most; timing decides how many overlap
+    # 8 ahead, then more as answers come (`list_products` has no known limit: probed, up to the pool's 16);
+    # timing decides how many overlap
+    assert 4 < concurrent_api.most_in_flight <= 16
 
 
 def test_pages_in_flight_are_bounded_in_total_across_walks():

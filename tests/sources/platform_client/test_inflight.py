@@ -37,6 +37,22 @@ def test_the_window_climbs_back_to_the_rule_one_answer_at_a_time_after_a_cut():
     assert climb == [3, 4, 5, 6, 7, 7, 7]  # back to the rule, and no further than the rule
 
 
+def test_an_operation_without_a_known_limit_is_probed_from_the_least_up_to_the_most():
+    """No limit known (schedule None: most operations of the spec): the least, one more with each answer,
+    never past the most; a sign of congestion halves what is in flight, and it climbs again."""
+    flow = OperationFlow(least=8, most=16)
+    climb = [flow.wanted(None, 8, 16)]
+    for _ in range(10):
+        flow.answered(0.14, congested=False)
+        climb.append(flow.wanted(None, 8, 16))
+    assert climb == [8, 9, 10, 11, 12, 13, 14, 15, 16, 16, 16]
+    with flow.slot(None), flow.slot(None), flow.slot(None), flow.slot(None):
+        flow.answered(0.14, congested=True)  # a 503 while 4 were in flight
+    assert flow.wanted(None, 8, 16) == 2
+    flow.answered(0.14, congested=False)
+    assert flow.wanted(None, 8, 16) == 3
+
+
 def test_failures_of_one_flight_cut_the_window_once():
     flow = flow_at_the_rule()
     with flow.slot(RATE), flow.slot(RATE), flow.slot(RATE), flow.slot(RATE):
