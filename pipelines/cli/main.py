@@ -71,6 +71,24 @@ from sources.platform.config_check import explain as explain_config_error
 from sources.platform.resources import STREAMS
 from sources.platform_client.errors import ConfigurationError, PlatformError
 
+# Options whose value may begin with '-' (an authorization code is URL-safe base64: '-' is one of its
+# characters): argparse would take `--code -x9...` for a missing value and another option.
+VALUE_OPTIONS = frozenset({"--code"})
+
+
+def _values_kept(args: list[str], options: frozenset[str]) -> list[str]:
+    """`args` with each `--option VALUE` of `options` written `--option=VALUE`, so that a value beginning
+    with '-' stays that option's value."""
+    kept: list[str] = []
+    values = iter(args)
+    for arg in values:
+        if arg in options:
+            value = next(values, None)
+            kept.append(arg if value is None else f"{arg}={value}")
+        else:
+            kept.append(arg)
+    return kept
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
@@ -79,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return sandbox_main(args[1:])
     parser = _parser()
-    options = parser.parse_args(args)
+    options = parser.parse_args(_values_kept(args, VALUE_OPTIONS))
     # dlt's Airflow secrets provider imports Airflow wherever it is installed, and Airflow then replaces
     # the process's logging (our messages and --log-format json would vanish): off unless asked for.
     os.environ.setdefault("PROVIDERS__ENABLE_AIRFLOW_SECRETS", "false")

@@ -109,6 +109,16 @@ def test_token_never_printed(tmp_path):
         assert token not in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("code", ["-x9Qa_b", "--looks-like-an-option", "plain"])
+def test_a_code_beginning_with_a_dash_is_the_codes_value(code):
+    """A code is URL-safe base64, '-' included: `auth --code -x9Qa_b` (the README's form) is that code,
+    not a missing value and an unknown option."""
+    from pipelines.cli.main import VALUE_OPTIONS, _parser, _values_kept
+
+    options = _parser().parse_args(_values_kept(["auth", "--code", code, "--account", "acme"], VALUE_OPTIONS))
+    assert (options.code, options.account) == (code, "acme")
+
+
 def test_auth_exchanges_a_code_and_the_next_sync_uses_the_stored_token(tmp_path):
     with running_sandbox(seed=2, scale=50, time_scale=600) as sandbox:
         scopes = ["store_products_read", "webhook_read"]
@@ -126,7 +136,7 @@ def test_auth_exchanges_a_code_and_the_next_sync_uses_the_stored_token(tmp_path)
         assert "# my secrets" in text and "access_token" in text and "store_products_read" in text
         assert oct(secrets.stat().st_mode & 0o777) == "0o600"
 
-        again = run_cli(["auth", f"--code={code}"], env, tmp_path)
+        again = run_cli(["auth", "--code", code], env, tmp_path)  # the README's form, whatever the code
         assert again.returncode == 1 and "already used" in again.stderr
 
         # the stored scopes let the pipeline skip what the token cannot read, without asking the API
