@@ -16,7 +16,8 @@ link, `pages` and `totalItems` left out of every even page, and one page more an
 `newest_first=OPERATION+...` serves those paged lists in the reverse of the world's order (the newest
 record first, as many APIs list comments; `sandbox/moving.py`), the moves of `reorder` aside.
 Opt-in behaviours of a remote, shared, changing API (issue 27 and 26), off unless named:
-`latency_ms` (every API answer waits that long, as across the internet), `foreign_429` (a share of the
+`latency_ms` (every API answer waits that long, as across the internet; with `latency_max_ms` above it,
+a time drawn uniformly between the two from a generator of its own), `foreign_429` (a share of the
 API requests answered 429 as if another application of the account had spent the budget; drawn from a
 generator of its own, so the other faults of a spec fall on the same requests with or without it) and
 `reorder` (N: when a walk of a paged list first asks for a page after the first, its first N records
@@ -68,6 +69,7 @@ class FaultSpec:
     stall: tuple[str, ...] = ()  # operation names: answered 429 with `Retry-After: STALL_SECONDS`
     newest_first: tuple[str, ...] = ()  # operation names: paged lists served in reverse order
     latency_ms: float = 0.0
+    latency_max_ms: float = 0.0  # above latency_ms: each answer waits uniformly between the two
     foreign_429: float = 0.0
     reorder: int = 0
     timeline: int = 0
@@ -87,6 +89,8 @@ class FaultSpec:
         spec = cls(**values)
         if spec.error + spec.drop + spec.truncate > 1.0:
             raise ValueError("error + drop + truncate must not exceed 1")
+        if spec.latency_max_ms and spec.latency_max_ms < spec.latency_ms:
+            raise ValueError("latency_max_ms must not be below latency_ms")
         return spec
 
     def format(self) -> str:
@@ -127,7 +131,7 @@ def _parse_value(key: str, raw: str) -> Any:
             if not 0.0 <= seconds <= 600.0:
                 raise ValueError
             return seconds
-        if key == "latency_ms":
+        if key in ("latency_ms", "latency_max_ms"):
             milliseconds = float(raw)
             if not 0.0 <= milliseconds <= 60_000.0:
                 raise ValueError
@@ -236,6 +240,7 @@ class FaultInjector:
         self.spec = spec
         self._rng = random.Random(spec.seed)
         self._foreign_rng = random.Random(f"foreign-429-{spec.seed}")
+        self._latency_rng = random.Random(f"latency-{spec.seed}")
         self.requests = 0
 
     @property
@@ -247,6 +252,8 @@ class FaultInjector:
         self.requests += 1
         s = self.spec
         latency = s.latency_ms / 1000.0
+        if s.latency_max_ms > s.latency_ms:  # drawn apart: the other faults fall as without a range
+            latency = self._latency_rng.uniform(s.latency_ms, s.latency_max_ms) / 1000.0
         foreign = bool(s.foreign_429) and self._foreign_rng.random() < s.foreign_429
         if not self.active:
             return Fault(latency=latency, foreign=foreign) if latency or foreign else NO_FAULT
