@@ -54,10 +54,10 @@ FOREIGN_SHARE = 0.01
 FAILED = ("429", "500", "502", "503", "504", "dropped", "disconnected")  # spent no budget
 
 
-def fault_spec(seed: int) -> str:
+def fault_spec(seed: int, foreign: float = FOREIGN_SHARE) -> str:
     low, high = LATENCY_MS
     return (
-        f"latency_ms={low},latency_max_ms={high},error={ERROR_SHARE},foreign_429={FOREIGN_SHARE},"
+        f"latency_ms={low},latency_max_ms={high},error={ERROR_SHARE},foreign_429={foreign:g},"
         f"timeline=1,seed={seed}"
     )
 
@@ -159,7 +159,7 @@ def run_shape(shape: Shape, time_scale: float, options: argparse.Namespace) -> d
     settings = shape.settings(world, now.date())
     sampled = time_scale == 1
     cap = options.sample_seconds if sampled else options.max_seconds
-    spec = fault_spec(options.seed)
+    spec = fault_spec(options.seed, options.foreign_429)
     result: dict[str, Any] = {
         "shape": shape.name,
         "description": shape.description,
@@ -243,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-seconds", type=float, default=90.0, help="the cap at time scale 1")
     parser.add_argument("--rest-api-seconds", type=float, default=120.0, help="the rest_api runs' cap")
     parser.add_argument("--no-rest-api", action="store_true")
+    parser.add_argument("--foreign-429", type=float, default=FOREIGN_SHARE, help="share of foreign 429s")
     parser.add_argument(
         "--code",
         type=Path,
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     time_scales = [float(text) for text in options.time_scales.split(",")]
     document: dict[str, Any] = {
         "measured": datetime.now(UTC).isoformat(timespec="seconds"),
-        "faults": fault_spec(options.seed),
+        "faults": fault_spec(options.seed, options.foreign_429),
         "mean_latency_seconds": MEAN_LATENCY,
         "machine": harness.machine(),
         "versions": provenance.versions(),
