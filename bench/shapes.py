@@ -31,10 +31,8 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -118,30 +116,17 @@ def source_options(
 def run_ours(source: Mapping[str, Any], cap_seconds: float, code: Path | None = None) -> dict[str, Any]:
     """One full sync by the real command in a folder of its own, stopped after `cap_seconds`; with
     `code`, its `sources` and `pipelines` are imported from there (a snapshot of the code under test)."""
-    from bench.shapes_rest_api import wait_or_stop
+    from bench.shapes_rest_api import run_capped
 
     folder = Path(tempfile.mkdtemp(prefix="shapes-ours-"))
     env = sync_environment(folder, dict(source))
     if code is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
-    started = time.monotonic()
     try:
-        with (folder / "sync.log").open("w") as output:
-            process = subprocess.Popen(
-                [PLATFORM_SYNC, "sync", "--no-progress"],
-                env=env,
-                cwd=folder,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            status, stopped = wait_or_stop(process, cap_seconds)
-        done: dict[str, Any] = {
-            "exit_status": status,
-            "stopped": stopped,
-            "seconds": round(time.monotonic() - started, 1),
-        }
-        if status not in (0, 3) and not stopped:
+        done = run_capped(
+            [PLATFORM_SYNC, "sync", "--no-progress"], folder, env, folder / "sync.log", cap_seconds
+        )
+        if done["exit_status"] not in (0, 3) and not done["stopped"]:
             done["log_tail"] = (folder / "sync.log").read_text(errors="replace")[-1500:]
         return done
     finally:

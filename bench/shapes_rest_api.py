@@ -124,27 +124,27 @@ def run(config: Mapping[str, Any], workdir: Path, cap_seconds: float) -> dict[st
     workdir.mkdir(parents=True, exist_ok=True)
     config_path, result_path = workdir / "rest_api.config.json", workdir / "rest_api.result.json"
     config_path.write_text(json.dumps({**config, "workdir": str(workdir)}))
-    started = time.monotonic()
-    with (workdir / "rest_api.log").open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bench.shapes_rest_api", str(config_path), str(result_path)],
-            cwd=harness.ROOT,
-            env=harness.child_env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        status, stopped = wait_or_stop(process, cap_seconds)
-    done: dict[str, Any] = {
-        "exit_status": status,
-        "stopped": stopped,
-        "seconds": round(time.monotonic() - started, 1),
-    }
+    command = [sys.executable, "-m", "bench.shapes_rest_api", str(config_path), str(result_path)]
+    done = run_capped(command, harness.ROOT, harness.child_env(), workdir / "rest_api.log", cap_seconds)
     if result_path.exists():
         done["rows"] = json.loads(result_path.read_text()).get("rows")
-    elif not stopped:
+    elif not done["stopped"]:
         done["log_tail"] = (workdir / "rest_api.log").read_text(errors="replace")[-1500:]
     return done
+
+
+def run_capped(
+    command: list[str], cwd: Path, env: dict[str, str], log: Path, cap_seconds: float
+) -> dict[str, Any]:
+    """Run `command` in a session of its own, its output in `log`, stopped after `cap_seconds`
+    (`wait_or_stop`): its exit status, whether it was stopped, and its seconds."""
+    started = time.monotonic()
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        status, stopped = wait_or_stop(process, cap_seconds)
+    return {"exit_status": status, "stopped": stopped, "seconds": round(time.monotonic() - started, 1)}
 
 
 def wait_or_stop(process: subprocess.Popen[Any], cap_seconds: float) -> tuple[int, bool]:
